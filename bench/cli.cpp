@@ -1,0 +1,249 @@
+#include "bench/cli.hpp"
+
+#include <omp.h>
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "bench/lab.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "models/catalog.hpp"
+
+namespace convlab {
+
+namespace {
+
+struct RunOptions {
+  std::string model = "lab-cnn";
+  std::string backend = "cpu";
+  std::string kernels = "all";
+  std::string batches = "1,4,16,32";
+  int warmup = 10;
+  int trials = 100;
+  int threads = 0;  // 0: every core
+  std::string percentile = "linear";
+  std::uint64_t seed = 1;
+  std::string json, csv;
+};
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || text[i] == sep) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return parts;
+}
+
+std::vector<std::int64_t> parse_batches(const std::string& list) {
+  std::vector<std::int64_t> batches;
+  for (const std::string& item : split(list, ',')) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1)
+      throw InputError(fmt::format("--batch: '{}' is not a positive integer (e.g. --batch 1,32)", item));
+    batches.push_back(v);
+  }
+  return batches;
+}
+
+Backend parse_backend(const std::string& name) {
+  for (Backend b : {Backend::cpu, Backend::cuda, Backend::metal})
+    if (to_string(b) == name) return b;
+  throw InputError(fmt::format("--backend: unknown backend '{}' (choices: cpu, cuda, metal)", name));
+}
+
+std::string kernel_choices(Backend backend) {
+  std::string ids;
+  for (const KernelInfo& k : all_kernels())
+    if (k.backend == backend) ids += (ids.empty() ? "" : ", ") + std::string(k.id);
+  return ids.empty() ? "none built" : ids + ", all";
+}
+
+void set_threads(int threads) {
+  if (threads < 0) throw InputError(fmt::format("--threads: {} is not a positive integer", threads));
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+// Shared by `convlab` (the default lab) and `convlab run`.
+int run_lab_command(const RunOptions& o, bool teaching_summary) {
+  if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} must be 0 or more", o.warmup));
+  if (o.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", o.trials));
+  set_threads(o.threads);
+  LabConfig config;
+  config.model = o.model;
+  if (find_model(o.model) == nullptr) {
+    std::string names;
+    for (const ModelInfo& m : all_models()) names += (names.empty() ? "" : ", ") + std::string(m.name);
+    throw InputError(fmt::format("--model: unknown model '{}' (choices: {})", o.model, names));
+  }
+  config.backend = parse_backend(o.backend);
+  config.batches = parse_batches(o.batches);
+  config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.method = parse_percentile_method(o.percentile);
+  config.seed = o.seed;
+  if (o.kernels == "all") {
+    config.kernels = kernels_for_model(o.model, config.backend);
+  } else {
+    config.kernels = split(o.kernels, ',');
+    for (const std::string& id : config.kernels)
+      if (find_kernel(id) == nullptr)
+        throw InputError(fmt::format("--kernel: unknown kernel '{}' (choices: {})", id, kernel_choices(config.backend)));
+  }
+  if (const BackendStatus status = backend_status(config.backend); !status.available) {
+    fmt::print(stderr, "convlab: skipping backend {}: {}\n", o.backend, status.detail);
+    return kExitOk;
+  }
+  if (config.kernels.empty()) {
+    fmt::print(stderr, "convlab: skipping backend {}: no kernel of it supports {}\n", o.backend, o.model);
+    return kExitOk;
+  }
+  // Output paths are checked before the run, not after minutes of measuring.
+  for (const std::string& path : {o.json, o.csv})
+    if (!path.empty()) write_file_atomically(path, "");
+
+  const Environment env = collect_environment();
+  std::fputs(describe(env).c_str(), stdout);
+  fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
+             o.backend, o.warmup, o.trials, to_string(config.method));
+  std::fputs(table_header().c_str(), stdout);
+  const auto results = run_lab(config, [](const Result& r) {
+    std::fputs(table_row(r).c_str(), stdout);
+    std::fflush(stdout);
+  });
+
+  if (teaching_summary) {
+    for (const std::string& id : config.kernels) {
+      const Result *one = nullptr, *many = nullptr;
+      for (const Result& r : results)
+        if (r.kernel == id && r.status == ResultStatus::ok) (r.batch == 1 ? one : many) = &r;
+      if (one != nullptr && many != nullptr)
+        fmt::print("\n{}: batch {} takes {:.1f}x the latency of batch 1 but serves {:.1f}x the items per second"
+                   " ({:.4f} vs {:.4f} ms per item).",
+                   id, many->batch, many->latency.p50 / one->latency.p50,
+                   many->throughput_items_per_s() / one->throughput_items_per_s(), many->per_item_ms(),
+                   one->per_item_ms());
+    }
+    fmt::print("\n");
+  }
+  fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
+             " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
+
+  if (!o.json.empty()) write_file_atomically(o.json, results_document(env, results).dump(2) + "\n");
+  if (!o.csv.empty()) {
+    std::string csv = csv_header();
+    for (const Result& r : results) csv += csv_row(r);
+    write_file_atomically(o.csv, csv);
+  }
+  for (const Result& r : results)
+    if (r.status != ResultStatus::ok) return kExitPartial;
+  return kExitOk;
+}
+
+int list_kernels() {
+  fmt::print("{:<22} {:<7} {:<10} {:<14} {}\n", "id", "backend", "available", "deterministic", "summary");
+  for (const KernelInfo& k : all_kernels()) {
+    const BackendStatus status = backend_status(k.backend);
+    fmt::print("{:<22} {:<7} {:<10} {:<14} {}\n", k.id, to_string(k.backend), status.available ? "yes" : "no",
+               k.deterministic ? "yes" : "no", k.summary);
+  }
+  for (Backend b : {Backend::cuda, Backend::metal})
+    if (const BackendStatus s = backend_status(b); !s.available) fmt::print("{}: {}\n", to_string(b), s.detail);
+  return kExitOk;
+}
+
+int list_models() {
+  fmt::print("{:<16} {:<10} {:>10} {:>14} {:>7}  {}\n", "model", "input", "params", "MFLOP/item", "layers", "summary");
+  for (const ModelInfo& m : all_models()) {
+    const Network net = m.build(seeded_weights(1));
+    const Shape in = net.input_item();
+    fmt::print("{:<16} {:<10} {:>10} {:>14.2f} {:>7}  {}\n", m.name, fmt::format("{}x{}x{}", in.c(), in.h(), in.w()),
+               net.parameter_count(), net.flops_per_item() / 1e6, net.layers().size(), m.summary);
+  }
+  return kExitOk;
+}
+
+int measure_overhead(int trials) {
+  if (trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", trials));
+  CpuDevice device;
+  SteadyClock clock;
+  const Measurement m = measure([] {}, device, {.warmup = 1000, .trials = trials}, clock);
+  const Summary s = summarize(m.samples_ms);
+  fmt::print("harness overhead per trial (empty workload on the cpu device, {} trials):\n"
+             "  p50 {:.0f} ns, p90 {:.0f} ns, p99 {:.0f} ns, mean {:.1f} ns, min {:.0f} ns\n"
+             "  (two steady_clock reads, two synchronizations and one call; target <= 100 ns at p50)\n",
+             trials, s.p50 * 1e6, s.p90 * 1e6, s.p99 * 1e6, s.mean * 1e6, s.min * 1e6);
+  return kExitOk;
+}
+
+void add_run_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--model", o.model, "Network to run (see `convlab models`)")->capture_default_str();
+  cmd.add_option("--backend", o.backend, "cpu, cuda or metal")->capture_default_str();
+  cmd.add_option("--kernel", o.kernels, "Kernel id(s), comma-separated, or all (see `convlab kernels`)")
+      ->capture_default_str();
+  cmd.add_option("--batch", o.batches, "Batch sizes, comma-separated")->capture_default_str();
+  cmd.add_option("--warmup", o.warmup, "Untimed runs before the trials")->capture_default_str();
+  cmd.add_option("--trials", o.trials, "Timed runs per batch (every one is kept)")->capture_default_str();
+  cmd.add_option("--threads", o.threads, "CPU threads (default: all cores)");
+  cmd.add_option("--percentile", o.percentile, "Percentile method: linear (numpy's default) or nearest-rank")
+      ->capture_default_str();
+  cmd.add_option("--seed", o.seed, "Seed of the deterministic weights and input")->capture_default_str();
+  cmd.add_option("--json", o.json, "Write results as JSON (schema convlab/1)");
+  cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"convlab: a laboratory for convolution kernels and inference latency.\n"
+               "With no command, runs the default lab: lab-cnn on the CPU at batch 1 and 32."};
+  app.require_subcommand(0, 1);
+  RunOptions lab_options;
+  lab_options.warmup = 8;
+  lab_options.trials = 60;
+  lab_options.batches = "1,32";
+  app.add_option("--threads", lab_options.threads, "CPU threads for the default lab (default: all cores)");
+
+  RunOptions run_options;
+  CLI::App* run = app.add_subcommand("run", "Time a model with chosen kernels at several batch sizes");
+  add_run_options(*run, run_options);
+  CLI::App* kernels = app.add_subcommand("kernels", "List the kernels: id, backend, available here, summary");
+  CLI::App* models = app.add_subcommand("models", "List the networks");
+  CLI::App* env = app.add_subcommand("env", "Describe this machine and build");
+  bool env_json = false;
+  env->add_flag("--json", env_json, "Print the report context as JSON");
+  int overhead_trials = 100000;
+  CLI::App* overhead = app.add_subcommand("overhead", "Measure the harness's own cost per trial");
+  overhead->add_option("--trials", overhead_trials, "Empty trials to time")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+    if (*run) return run_lab_command(run_options, false);
+    if (*kernels) return list_kernels();
+    if (*models) return list_models();
+    if (*env) {
+      const Environment e = collect_environment();
+      std::fputs(env_json ? (to_json(e).dump(2) + "\n").c_str() : describe(e).c_str(), stdout);
+      return kExitOk;
+    }
+    if (*overhead) return measure_overhead(overhead_trials);
+    return run_lab_command(lab_options, true);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "convlab: error: {}\n", e.what());
+    return kExitUsage;
+  } catch (const InputError& e) {
+    fmt::print(stderr, "convlab: error: {}\n", e.what());
+    return kExitUsage;
+  }
+}
+
+}  // namespace convlab

@@ -1,0 +1,33 @@
+// The machine and the build, written into every report: a number without its context is not
+// a result.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace convlab {
+
+struct Environment {
+  std::string convlab_version, git_commit;
+  bool git_dirty = false;
+  std::string date_utc;  // ISO 8601
+  std::string cpu_model;
+  int logical_cpus = 0;
+  int threads = 0;  // OpenMP threads in use for this run
+  std::string isa;  // the instruction sets this build targets (compile-time)
+  bool native_build = false;
+  std::string compiler, cxx_flags, build_type;
+  std::string os, kernel;
+  std::vector<std::pair<std::string, std::string>> libraries;  // name, version
+  std::string cuda;   // "device name (sm_90), runtime 13.0, driver 13.0" or why not
+  std::string metal;  // available or why not
+};
+
+Environment collect_environment();
+nlohmann::json to_json(const Environment& env);
+// A few lines for the top of a human report.
+std::string describe(const Environment& env);
+
+}  // namespace convlab

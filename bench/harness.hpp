@@ -1,0 +1,39 @@
+// The measurement protocol, identical for every backend:
+//   1. the caller plans the workload (not timed);
+//   2. cold run: the first run after planning, timed alone and reported apart;
+//   3. warmup: W untimed runs;
+//   4. T trials, each: synchronize, read clock, run, synchronize, read clock. Every trial is kept.
+// Resident memory is read before the cold run and after the trials; the high-water mark is reset
+// before the cold run so that the peak covers the runs alone.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "bench/clock.hpp"
+#include "bench/device.hpp"
+
+namespace convlab {
+
+struct Protocol {
+  int warmup = 10;
+  int trials = 100;
+};
+
+struct Measurement {
+  double cold_ms = 0;
+  std::vector<double> samples_ms;         // host time of each trial, in trial order
+  std::vector<double> device_samples_ms;  // device time of each trial, when the device has a clock
+  double cold_device_ms = 0;
+  std::uint64_t rss_before_bytes = 0, rss_after_bytes = 0, peak_rss_bytes = 0;
+  bool peak_rss_is_process_lifetime = false;  // the high-water mark could not be reset
+  DeviceMemory device_memory;
+};
+
+// `run` is one forward pass at one batch size, submitted to `device`. Throws InputError when
+// trials < 1 or warmup < 0.
+Measurement measure(const std::function<void()>& run, Device& device, const Protocol& protocol,
+                    Clock& clock);
+
+}  // namespace convlab

@@ -1,0 +1,89 @@
+#include "bench/lab.hpp"
+
+#include <omp.h>
+
+#include <new>
+
+#include <fmt/format.h>
+
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "models/catalog.hpp"
+
+namespace convlab {
+
+namespace {
+const ModelInfo& model_or_throw(const std::string& name) {
+  const ModelInfo* m = find_model(name);
+  if (m == nullptr) {
+    std::string choices;
+    for (const ModelInfo& info : all_models()) choices += (choices.empty() ? "" : ", ") + std::string(info.name);
+    throw InputError(fmt::format("unknown model '{}' (choices: {})", name, choices));
+  }
+  return *m;
+}
+}  // namespace
+
+std::vector<std::string> kernels_for_model(const std::string& model, Backend backend) {
+  const Network net = model_or_throw(model).build(seeded_weights(1));
+  std::vector<std::string> ids;
+  for (const KernelInfo& k : all_kernels())
+    if (k.backend == backend && unsupported_reason(net, std::string(k.id)).empty()) ids.emplace_back(k.id);
+  return ids;
+}
+
+std::unique_ptr<Device> make_device(Backend backend) {
+  if (!backend_status(backend).available) return nullptr;
+  switch (backend) {
+    case Backend::cpu: return std::make_unique<CpuDevice>();
+    case Backend::cuda:   // the CUDA device arrives with the CUDA kernels
+    case Backend::metal:  // the Metal device is built on macOS only
+      return nullptr;
+  }
+  return nullptr;
+}
+
+std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result) {
+  const Network net = model_or_throw(config.model).build(seeded_weights(config.seed));
+  for (const std::string& id : config.kernels) {
+    const KernelInfo* info = find_kernel(id);
+    if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", id));
+    if (info->backend != config.backend)
+      throw InputError(fmt::format("kernel '{}' belongs to backend {}, not {}", id, to_string(info->backend),
+                                   to_string(config.backend)));
+    if (std::string why = unsupported_reason(net, id); !why.empty()) throw InputError(why);
+  }
+  std::unique_ptr<Device> device = make_device(config.backend);
+  if (device == nullptr)
+    throw InputError(fmt::format("backend {} is not available: {}", to_string(config.backend),
+                                 backend_status(config.backend).detail));
+  SteadyClock clock;
+  std::vector<Result> results;
+  for (const std::string& id : config.kernels) {
+    for (const std::int64_t batch : config.batches) {
+      Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
+               .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
+               .method = config.method, .flops_per_item = net.flops_per_item()};
+      try {
+        NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
+        for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, whatever the batch
+          fill_uniform(plan.input().span().subspan(static_cast<std::size_t>(n * net.input_item().elems()),
+                                                   static_cast<std::size_t>(net.input_item().elems())),
+                       config.seed, 0);
+        r.model_memory = plan.memory();
+        r.measurement = measure([&plan] { plan.forward(); }, *device, config.protocol, clock);
+        r.latency = summarize(r.measurement.samples_ms, config.method);
+        if (!r.measurement.device_samples_ms.empty())
+          r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
+      } catch (const std::bad_alloc&) {
+        r.status = ResultStatus::out_of_memory;
+        r.error = fmt::format("out of memory at batch {}", batch);
+      }
+      if (on_result) on_result(r);
+      results.push_back(std::move(r));
+    }
+  }
+  return results;
+}
+
+}  // namespace convlab

@@ -1,0 +1,37 @@
+// A lab run: one model on one backend, each chosen kernel at each batch size, measured with the
+// harness. This is what `convlab run` and the default lab call.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/report.hpp"
+#include "kernels/common/kernel.hpp"
+
+namespace convlab {
+
+struct LabConfig {
+  std::string model = "lab-cnn";
+  Backend backend = Backend::cpu;
+  std::vector<std::string> kernels;  // each runs every conv layer of the model
+  std::vector<std::int64_t> batches = {1, 4, 16, 32};
+  Protocol protocol;
+  PercentileMethod method = PercentileMethod::linear;
+  std::uint64_t seed = 1;  // weights and input
+};
+
+// The kernels of `backend` that support every conv layer of `model`, in list order.
+std::vector<std::string> kernels_for_model(const std::string& model, Backend backend);
+
+// The harness's device for a backend; nullptr when it is not available here.
+std::unique_ptr<Device> make_device(Backend backend);
+
+// Measures every kernel x batch. A batch that does not fit in memory becomes an out_of_memory
+// result and the run goes on. on_result sees each result as soon as it is measured.
+// Throws InputError for an unknown model, an unknown or unsupporting kernel.
+std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result = {});
+
+}  // namespace convlab

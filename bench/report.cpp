@@ -1,0 +1,136 @@
+#include "bench/report.hpp"
+
+#include <cstdio>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+std::string_view to_string(ResultStatus status) {
+  return status == ResultStatus::ok ? "ok" : "out_of_memory";
+}
+
+std::vector<std::string> Result::flags() const {
+  std::vector<std::string> f = latency.flags;
+  if (measurement.peak_rss_is_process_lifetime) f.emplace_back("peak_rss_is_process_lifetime");
+  return f;
+}
+
+namespace {
+double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+nlohmann::json summary_json(const Summary& s) {
+  return {{"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"mean", s.mean},
+          {"std", s.std}, {"min", s.min}, {"max", s.max}};
+}
+
+std::string joined(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+}  // namespace
+
+std::string table_header() {
+  return fmt::format("{:<18} {:>5} {:>10} {:>10} {:>10} {:>12} {:>9} {:>10} {:>9}  {}\n", "kernel", "batch",
+                     "p50 ms", "p95 ms", "ms/item", "items/s", "GFLOP/s", "cold ms", "peak MiB", "flags");
+}
+
+std::string table_row(const Result& r) {
+  if (r.status != ResultStatus::ok)
+    return fmt::format("{:<18} {:>5} {}\n", r.kernel, r.batch, r.error);
+  const double gflops = r.flops_per_item * static_cast<double>(r.batch) / (r.latency.p50 * 1e6);
+  return fmt::format("{:<18} {:>5} {:>10.3f} {:>10.3f} {:>10.4f} {:>12.1f} {:>9.2f} {:>10.3f} {:>9.1f}  {}\n",
+                     r.kernel, r.batch, r.latency.p50, r.latency.p95, r.per_item_ms(), r.throughput_items_per_s(),
+                     gflops, r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes), joined(r.flags(), ","));
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json j = {
+      {"model", r.model},
+      {"backend", r.backend},
+      {"kernel", r.kernel},
+      {"batch", r.batch},
+      {"threads", r.threads},
+      {"status", to_string(r.status)},
+  };
+  if (r.status != ResultStatus::ok) {
+    j["error"] = r.error;
+    return j;
+  }
+  const Measurement& m = r.measurement;
+  j["warmup"] = r.protocol.warmup;
+  j["trials"] = r.protocol.trials;
+  j["percentile_method"] = to_string(r.method);
+  j["latency_ms"] = summary_json(r.latency);
+  j["samples_ms"] = m.samples_ms;
+  j["cold_ms"] = m.cold_ms;
+  if (r.device_latency) {
+    j["device_latency_ms"] = summary_json(*r.device_latency);
+    j["device_samples_ms"] = m.device_samples_ms;
+    j["cold_device_ms"] = m.cold_device_ms;
+  }
+  j["per_item_ms"] = r.per_item_ms();
+  j["throughput_items_per_s"] = r.throughput_items_per_s();
+  j["flops_per_item"] = r.flops_per_item;
+  j["memory"] = {
+      {"rss_before_bytes", m.rss_before_bytes},
+      {"rss_after_bytes", m.rss_after_bytes},
+      {"peak_rss_bytes", m.peak_rss_bytes},
+      {"weights_bytes", r.model_memory.weights_bytes},
+      {"activations_bytes", r.model_memory.activations_bytes},
+      {"workspace_bytes", r.model_memory.workspace_bytes},
+  };
+  if (m.device_memory.peak_bytes) j["memory"]["device_peak_bytes"] = *m.device_memory.peak_bytes;
+  if (m.device_memory.in_use_bytes) j["memory"]["device_in_use_bytes"] = *m.device_memory.in_use_bytes;
+  j["flags"] = r.flags();
+  return j;
+}
+
+nlohmann::json results_document(const Environment& env, const std::vector<Result>& results) {
+  nlohmann::json doc = {{"schema", kSchema}, {"context", to_json(env)}, {"results", nlohmann::json::array()}};
+  for (const Result& r : results) doc["results"].push_back(to_json(r));
+  return doc;
+}
+
+std::string csv_header() {
+  return "model,backend,kernel,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
+         "mean_ms,std_ms,min_ms,max_ms,cold_ms,per_item_ms,throughput_items_per_s,rss_before_bytes,"
+         "rss_after_bytes,peak_rss_bytes,weights_bytes,activations_bytes,workspace_bytes,flags\n";
+}
+
+std::string csv_row(const Result& r) {
+  const Measurement& m = r.measurement;
+  std::string row = fmt::format("{},{},{},{},{},{}", r.model, r.backend, r.kernel, r.batch, r.threads, to_string(r.status));
+  if (r.status != ResultStatus::ok) return row + std::string(21, ',') + "\n";
+  const Summary& s = r.latency;
+  row += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.protocol.warmup,
+                     r.protocol.trials, to_string(r.method), s.p50, s.p90, s.p95, s.p99, s.mean, s.std, s.min,
+                     s.max, m.cold_ms, r.per_item_ms(), r.throughput_items_per_s(), m.rss_before_bytes,
+                     m.rss_after_bytes, m.peak_rss_bytes, r.model_memory.weights_bytes,
+                     r.model_memory.activations_bytes, r.model_memory.workspace_bytes, joined(r.flags(), ";"));
+  return row + "\n";
+}
+
+void write_file_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(fmt::format("cannot write '{}': the folder does not exist or is not writable", path));
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InputError(fmt::format("cannot write '{}': write failed (disk full?)", path));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(fmt::format("cannot write '{}': rename failed", path));
+  }
+}
+
+}  // namespace convlab

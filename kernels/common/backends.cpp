@@ -1,0 +1,40 @@
+#include "kernels/common/backends.hpp"
+
+#include <omp.h>
+
+#include <fmt/format.h>
+
+#ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/device_probe.hpp"
+#endif
+
+namespace convlab {
+
+BackendStatus backend_status(Backend backend) {
+  switch (backend) {
+    case Backend::cpu:
+      return {true, fmt::format("{} OpenMP threads available", omp_get_max_threads())};
+    case Backend::cuda: {
+#ifdef CONVLAB_WITH_CUDA
+      static const cuda::DeviceInfo info = cuda::probe_device();  // the probe costs a driver call
+      const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
+      if (!info.present) return {false, "no CUDA device (" + info.error + ")"};
+      return {true, fmt::format("{} (sm_{}{}, {} SMs, {:.1f} GiB), runtime {}, driver {}", info.name,
+                                info.compute_major, info.compute_minor, info.sm_count,
+                                static_cast<double>(info.global_memory_bytes) / (1 << 30),
+                                version(info.runtime_version), version(info.driver_version))};
+#else
+      return {false, "no CUDA device: built without CUDA (CONVLAB_CUDA=OFF or nvcc not found)"};
+#endif
+    }
+    case Backend::metal:
+#ifdef __APPLE__
+      return {false, "the Metal backend is not built yet"};
+#else
+      return {false, "needs macOS"};
+#endif
+  }
+  return {false, "unknown backend"};
+}
+
+}  // namespace convlab

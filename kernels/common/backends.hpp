@@ -1,0 +1,18 @@
+// Whether each backend can run on this machine, and if not, why. Asked once per process by the
+// CLI and the tests: a backend that is not available is skipped with this one-line reason.
+#pragma once
+
+#include <string>
+
+#include "kernels/common/kernel.hpp"
+
+namespace convlab {
+
+struct BackendStatus {
+  bool available = false;
+  std::string detail;  // the device when available, else why not (e.g. "no CUDA device: ...")
+};
+
+BackendStatus backend_status(Backend backend);
+
+}  // namespace convlab

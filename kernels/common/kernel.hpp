@@ -1,0 +1,65 @@
+// The kernel contract. Every convolution kernel, on every backend, is one KernelInfo entry in its
+// backend's list (kernels/<backend>/<backend>_kernels.inc) with two steps:
+//   plan: checks the problem, packs or transforms the weights, sizes the workspace. Not timed.
+//   run:  the timed forward pass on an NCHW input, writing an NCHW output.
+// Bias and an optional ReLU are part of the contract (the epilogue), so a kernel can fuse them.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "kernels/common/problem.hpp"
+
+namespace convlab {
+
+enum class Backend { cpu, cuda, metal };
+std::string_view to_string(Backend backend);
+
+struct Epilogue {
+  bool relu = false;  // out = max(0, conv + bias)
+};
+
+// Weights as PyTorch stores them: K x C/groups x R x S (OIHW), and K biases (or none).
+struct ConvWeights {
+  std::span<const float> weight;
+  std::span<const float> bias;  // empty: no bias
+};
+
+// A kernel planned for one problem. Owns whatever plan prepared (packed weights, device buffers).
+class PlannedConv {
+ public:
+  virtual ~PlannedConv() = default;
+  // Scratch memory run() needs; the caller allocates it once, outside the timed loop.
+  virtual std::size_t workspace_bytes() const { return 0; }
+  // Bytes of weights this plan holds (packed, transformed or copied).
+  virtual std::size_t weight_bytes() const = 0;
+  // The timed forward. input: problem.input_elems() floats, NCHW; output: output_elems(), NCHW.
+  // On the CPU these are host pointers; a GPU backend's kernels receive device pointers.
+  virtual void run(const float* input, float* output, void* workspace) const = 0;
+};
+
+struct KernelInfo {
+  std::string_view id;       // <backend>.<NN>_<technique>[_<layout>], e.g. cpu.00_reference
+  Backend backend;
+  std::string_view summary;  // one line: the technique
+  bool deterministic;        // bit-identical outputs across runs at a fixed thread count
+  // Empty when the kernel supports the problem, else the reason it does not.
+  std::string (*unsupported)(const ConvProblem&);
+  // Throws InputError if the problem is unsupported or the weights have the wrong size.
+  std::unique_ptr<PlannedConv> (*plan)(const ConvProblem&, const ConvWeights&, Epilogue);
+
+  bool supports(const ConvProblem& p) const { return unsupported(p).empty(); }
+};
+
+// Every kernel built into this binary, in list order (backend, then teaching number).
+std::span<const KernelInfo> all_kernels();
+// nullptr when no kernel has this id.
+const KernelInfo* find_kernel(std::string_view id);
+
+// Checks the weights passed to plan against the problem; throws InputError naming the mismatch.
+void check_weights(const ConvProblem& p, const ConvWeights& weights);
+
+}  // namespace convlab

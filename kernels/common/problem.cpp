@@ -1,0 +1,188 @@
+#include "kernels/common/problem.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+namespace {
+
+std::int64_t out_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                      std::int64_t pad, std::int64_t dilation) {
+  const std::int64_t extent = (kernel - 1) * (dilation + 1) + 1;
+  const std::int64_t span = in + 2 * pad - extent;
+  return span < 0 || stride < 1 ? 0 : span / stride + 1;
+}
+
+// The descriptor keys, in the order benchdnn prints them. Width fields follow their height twin.
+enum Field { G, MB, IC, IH, IW, OC, OH, OW, KH, KW, SH, SW, PH, PW, DH, DW, FIELD_COUNT };
+constexpr std::array<std::string_view, FIELD_COUNT> kKeys = {
+    "g", "mb", "ic", "ih", "iw", "oc", "oh", "ow", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw"};
+
+std::optional<Field> find_key(std::string_view key) {
+  for (int i = 0; i < FIELD_COUNT; ++i)
+    if (kKeys[i] == key) return static_cast<Field>(i);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::int64_t ConvProblem::out_h() const { return out_size(h, r, stride_h, pad_h, dilation_h); }
+std::int64_t ConvProblem::out_w() const { return out_size(w, s, stride_w, pad_w, dilation_w); }
+
+double ConvProblem::flops() const {
+  return 2.0 * static_cast<double>(output_elems()) * static_cast<double>(c_per_group() * r * s);
+}
+
+double ConvProblem::bytes() const {
+  return 4.0 * static_cast<double>(input_elems() + weight_elems() + k + output_elems());
+}
+
+ConvProblem ConvProblem::with_batch(std::int64_t batch) const {
+  ConvProblem p = *this;
+  p.n = batch;
+  return p;
+}
+
+void ConvProblem::validate() const {
+  auto require = [&](bool ok, std::string_view what) {
+    if (!ok) throw InputError(fmt::format("invalid convolution {}: {}", to_string(*this), what));
+  };
+  require(n >= 1, "mb must be at least 1");
+  require(c >= 1 && k >= 1, "ic and oc must be at least 1");
+  require(h >= 1 && w >= 1, "ih and iw must be at least 1");
+  require(r >= 1 && s >= 1, "kh and kw must be at least 1");
+  require(stride_h >= 1 && stride_w >= 1, "sh and sw must be at least 1");
+  require(pad_h >= 0 && pad_w >= 0, "ph and pw must not be negative");
+  require(dilation_h >= 0 && dilation_w >= 0, "dh and dw must not be negative");
+  require(groups >= 1, "g must be at least 1");
+  require(c % groups == 0, fmt::format("ic {} is not divisible by g {}", c, groups));
+  require(k % groups == 0, fmt::format("oc {} is not divisible by g {}", k, groups));
+  require(out_h() >= 1 && out_w() >= 1, "the kernel (with dilation) is larger than the padded input");
+}
+
+ConvProblem parse_problem(std::string_view text) {
+  std::array<std::optional<std::int64_t>, FIELD_COUNT> v{};
+  std::array<std::string_view, FIELD_COUNT> token{};  // as written, for error messages
+  ConvProblem p;
+  auto fail = [&](std::string_view tok, std::string_view why) -> InputError {
+    return InputError(fmt::format("bad problem descriptor '{}': token '{}' {}", text, tok, why));
+  };
+
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '_') { ++i; continue; }
+    const std::size_t start = i;
+    while (i < text.size() && std::islower(static_cast<unsigned char>(text[i]))) ++i;
+    const std::string_view key = text.substr(start, i - start);
+    if (key == "n") {  // name: n"quoted" or the rest of the descriptor
+      std::string_view rest = text.substr(i);
+      if (!rest.empty() && rest.front() == '"') {
+        const std::size_t close = rest.find('"', 1);
+        if (close == std::string_view::npos) throw fail(text.substr(start), "has no closing quote");
+        p.name = std::string(rest.substr(1, close - 1));
+        i += close + 1;
+      } else {
+        p.name = std::string(rest);
+        i = text.size();
+      }
+      continue;
+    }
+    const std::size_t digits = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    const std::string_view tok = text.substr(start, i - start);
+    if (key.empty()) throw fail(text.substr(start, std::max<std::size_t>(i - start, 1)), "has no field name");
+    const auto field = find_key(key);
+    if (!field) {
+      const bool is_3d = key == "id" || key == "od" || key == "kd" || key == "sd" || key == "pd" || key == "dd";
+      throw fail(tok, is_3d ? "is a depth field; only 2-D convolutions are supported"
+                            : "is not a field (expected g, mb, ic, ih, iw, oc, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, n)");
+    }
+    if (digits == i) throw fail(tok, "has no value");
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data() + digits, text.data() + i, value);
+    if (ec != std::errc() || end != text.data() + i || value > (std::int64_t{1} << 40))
+      throw fail(tok, "is out of range");
+    if (v[*field]) throw fail(tok, "repeats a field");
+    v[*field] = value;
+    token[*field] = tok;
+  }
+
+  if (!v[IC]) throw fail(text, "lacks ic (input channels)");
+  if (!v[OC]) throw fail(text, "lacks oc (output channels)");
+  if (!v[IH] && !v[IW]) throw fail(text, "lacks ih (input height)");
+  if (!v[KH] && !v[KW]) throw fail(text, "lacks kh (kernel height)");
+
+  // Square defaults: a width field left out takes its height twin, and vice versa.
+  for (Field hf : {IH, OH, KH, SH, PH, DH}) {
+    const auto wf = static_cast<Field>(hf + 1);
+    if (!v[wf] && v[hf]) v[wf] = v[hf];
+    if (!v[hf] && v[wf]) v[hf] = v[wf];
+  }
+  p.groups = v[G].value_or(1);
+  p.n = v[MB].value_or(2);
+  p.c = *v[IC];
+  p.k = *v[OC];
+  p.h = *v[IH];
+  p.w = *v[IW];
+  p.r = *v[KH];
+  p.s = *v[KW];
+  p.stride_h = v[SH].value_or(1);
+  p.stride_w = v[SW].value_or(1);
+  p.dilation_h = v[DH].value_or(0);
+  p.dilation_w = v[DW].value_or(0);
+  for (auto [pf, of] : {std::pair{PH, OH}, std::pair{PW, OW}}) {
+    // benchdnn deduces padding from a given output size when the padding is left out.
+    if (!v[pf] && v[of]) {
+      const bool height = pf == PH;
+      const std::int64_t in = height ? p.h : p.w, kernel = height ? p.r : p.s;
+      const std::int64_t stride = height ? p.stride_h : p.stride_w;
+      const std::int64_t dil = height ? p.dilation_h : p.dilation_w;
+      const std::int64_t extent = (kernel - 1) * (dil + 1) + 1;
+      v[pf] = std::max<std::int64_t>(0, ((*v[of] - 1) * stride - in + extent) / 2);
+    }
+  }
+  p.pad_h = v[PH].value_or(0);
+  p.pad_w = v[PW].value_or(0);
+  if (p.stride_h == 0) throw fail(token[SH].empty() ? token[SW] : token[SH], "must be at least 1");
+  if (p.stride_w == 0) throw fail(token[SW].empty() ? token[SH] : token[SW], "must be at least 1");
+  p.validate();
+  if (v[OH] && *v[OH] != p.out_h())
+    throw fail(token[OH].empty() ? token[OW] : token[OH],
+               fmt::format("does not match the computed output height {}", p.out_h()));
+  if (v[OW] && *v[OW] != p.out_w())
+    throw fail(token[OW].empty() ? token[OH] : token[OW],
+               fmt::format("does not match the computed output width {}", p.out_w()));
+  return p;
+}
+
+std::string to_string(const ConvProblem& p) {
+  std::string s;
+  auto put = [&](std::string_view key, std::int64_t value) { s += fmt::format("{}{}", key, value); };
+  if (p.groups != 1) put("g", p.groups);
+  put("mb", p.n);
+  put("ic", p.c);
+  put("ih", p.h);
+  if (p.w != p.h) put("iw", p.w);
+  put("oc", p.k);
+  put("oh", p.out_h());
+  if (p.out_w() != p.out_h()) put("ow", p.out_w());
+  put("kh", p.r);
+  if (p.s != p.r) put("kw", p.s);
+  if (p.stride_h != 1 || p.stride_w != 1) put("sh", p.stride_h);
+  if (p.stride_w != p.stride_h) put("sw", p.stride_w);
+  if (p.pad_h != 0 || p.pad_w != 0) put("ph", p.pad_h);
+  if (p.pad_w != p.pad_h) put("pw", p.pad_w);
+  if (p.dilation_h != 0 || p.dilation_w != 0) put("dh", p.dilation_h);
+  if (p.dilation_w != p.dilation_h) put("dw", p.dilation_w);
+  if (!p.name.empty()) s += fmt::format("n\"{}\"", p.name);
+  return s;
+}
+
+}  // namespace convlab

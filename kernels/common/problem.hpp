@@ -1,0 +1,62 @@
+// ConvProblem: one 2-D convolution forward, described the way oneDNN's benchdnn does.
+//
+// Descriptor syntax (benchdnn): `g1mb32ic64ih56iw56oc64oh56ow56kh3kw3sh1sw1ph1pw1dh0dw0n"name"`.
+// ic, oc and ih (or iw) and kh (or kw) are required; omitted fields take benchdnn's defaults:
+// mb 2, g 1, width = height when only the height is given (and vice versa), stride 1,
+// padding 0 (or deduced from a given output size), dilation 0. Dilation follows oneDNN: 0 means
+// a dense kernel, d means d zeros between taps (PyTorch dilation = d + 1). Tokens may be
+// separated by '_'. Padding is symmetric (top = bottom, left = right).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace convlab {
+
+struct ConvProblem {
+  std::int64_t n = 2;   // mb: batch
+  std::int64_t c = 0;   // ic: input channels
+  std::int64_t h = 0;   // ih
+  std::int64_t w = 0;   // iw
+  std::int64_t k = 0;   // oc: output channels
+  std::int64_t r = 1;   // kh: kernel height
+  std::int64_t s = 1;   // kw: kernel width
+  std::int64_t stride_h = 1, stride_w = 1;
+  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t dilation_h = 0, dilation_w = 0;  // oneDNN convention: 0 = dense
+  std::int64_t groups = 1;
+  std::string name;  // optional label (`n"..."`), e.g. "lab-cnn:conv2"
+
+  std::int64_t out_h() const;
+  std::int64_t out_w() const;
+  std::int64_t c_per_group() const { return c / groups; }
+  std::int64_t k_per_group() const { return k / groups; }
+  bool is_depthwise() const { return groups > 1 && groups == c && groups == k; }
+
+  std::int64_t input_elems() const { return n * c * h * w; }
+  std::int64_t output_elems() const { return n * k * out_h() * out_w(); }
+  std::int64_t weight_elems() const { return k * c_per_group() * r * s; }
+
+  // Multiply-adds count 2 FLOPs; bias and epilogue are not counted (benchdnn's convention).
+  double flops() const;
+  // Compulsory traffic: input, weights, bias and output, each touched once, in FP32.
+  double bytes() const;
+
+  // Throws InputError naming the offending field when the problem is not a valid convolution.
+  void validate() const;
+
+  // Same problem with another batch size (the network executor plans per batch).
+  ConvProblem with_batch(std::int64_t batch) const;
+
+  bool operator==(const ConvProblem&) const = default;
+};
+
+// Parses a benchdnn descriptor. Throws InputError naming the offending token.
+ConvProblem parse_problem(std::string_view descriptor);
+
+// Prints the short benchdnn form: fields equal to their default are left out, except mb.
+// parse_problem(to_string(p)) == p for every valid p.
+std::string to_string(const ConvProblem& p);
+
+}  // namespace convlab

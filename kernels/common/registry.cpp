@@ -1,0 +1,74 @@
+// The registry: the per-backend X-macro lists expanded into one table. No self-registering
+// statics, so nothing is silently dropped by the linker from a static library.
+#include <array>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
+
+namespace convlab {
+
+#define CONVLAB_DECLARE_KERNEL(symbol)                                              \
+  std::string symbol##_unsupported(const ConvProblem&);                            \
+  std::unique_ptr<PlannedConv> symbol##_plan(const ConvProblem&, const ConvWeights&, Epilogue);
+
+namespace cpu {
+#define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic) CONVLAB_DECLARE_KERNEL(symbol)
+#include "kernels/cpu/cpu_kernels.inc"
+#undef CONVLAB_CPU_KERNEL
+}  // namespace cpu
+
+#ifdef CONVLAB_WITH_CUDA
+namespace cuda {
+#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic) CONVLAB_DECLARE_KERNEL(symbol)
+#include "kernels/cuda/cuda_kernels.inc"
+#undef CONVLAB_CUDA_KERNEL
+}  // namespace cuda
+#endif
+
+namespace {
+// Sentinel first entry lets an empty list compile; all_kernels() skips it.
+const KernelInfo kKernels[] = {
+    {"", Backend::cpu, "", true, nullptr, nullptr},
+#define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic) \
+  {id, Backend::cpu, summary, deterministic, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
+#include "kernels/cpu/cpu_kernels.inc"
+#undef CONVLAB_CPU_KERNEL
+#ifdef CONVLAB_WITH_CUDA
+#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic) \
+  {id, Backend::cuda, summary, deterministic, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
+#include "kernels/cuda/cuda_kernels.inc"
+#undef CONVLAB_CUDA_KERNEL
+#endif
+};
+}  // namespace
+
+std::string_view to_string(Backend backend) {
+  switch (backend) {
+    case Backend::cpu: return "cpu";
+    case Backend::cuda: return "cuda";
+    case Backend::metal: return "metal";
+  }
+  return "?";
+}
+
+std::span<const KernelInfo> all_kernels() { return std::span(kKernels).subspan(1); }
+
+const KernelInfo* find_kernel(std::string_view id) {
+  for (const KernelInfo& k : all_kernels())
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+void check_weights(const ConvProblem& p, const ConvWeights& weights) {
+  const auto expected = static_cast<std::size_t>(p.weight_elems());
+  if (weights.weight.size() != expected)
+    throw InputError(fmt::format("{}: weight has {} values, the problem needs {} (oc {} x ic/g {} x kh {} x kw {})",
+                                 to_string(p), weights.weight.size(), expected, p.k, p.c_per_group(), p.r, p.s));
+  if (!weights.bias.empty() && weights.bias.size() != static_cast<std::size_t>(p.k))
+    throw InputError(fmt::format("{}: bias has {} values, the problem needs {} (oc)", to_string(p),
+                                 weights.bias.size(), p.k));
+}
+
+}  // namespace convlab

@@ -1,0 +1,80 @@
+// cpu.00_reference: the oracle.
+//
+// What it is: the convolution definition written as loops, one output element at a time,
+// accumulated in double. Every stride, padding, dilation and group combination is supported.
+// Why it exists: every other kernel, on every backend, is checked against it. Double accumulation
+// makes its result the exactly-rounded FP32 answer for all practical purposes, so the error a
+// fast kernel shows against it is that kernel's own.
+// Expected bound: neither compute nor memory; it is latency-bound on the dependent double adds
+// and the index arithmetic (a few % of peak). Parallel over batch x output channels with OpenMP,
+// which does not change the result: each output is summed by one thread in a fixed order.
+// Benchmark: build/convlab run --model lab-cnn --kernel cpu.00_reference --batch 1,32
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+
+class ReferenceConv final : public PlannedConv {
+ public:
+  ReferenceConv(const ConvProblem& p, const ConvWeights& w, Epilogue e)
+      : p_(p), weight_(w.weight.begin(), w.weight.end()), bias_(w.bias.begin(), w.bias.end()), epilogue_(e) {}
+
+  std::size_t weight_bytes() const override { return (weight_.size() + bias_.size()) * sizeof(float); }
+
+  void run(const float* input, float* output, void*) const override {
+    const ConvProblem& p = p_;
+    const std::int64_t oh = p.out_h(), ow = p.out_w();
+    const std::int64_t cg = p.c_per_group(), kg = p.k_per_group();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::int64_t n = 0; n < p.n; ++n) {
+      for (std::int64_t k = 0; k < p.k; ++k) {
+        const std::int64_t g = k / kg;
+        const float* wk = weight_.data() + k * cg * p.r * p.s;
+        float* out = output + (n * p.k + k) * oh * ow;
+        for (std::int64_t y = 0; y < oh; ++y) {
+          for (std::int64_t x = 0; x < ow; ++x) {
+            double acc = bias_.empty() ? 0.0 : bias_[k];
+            for (std::int64_t c = 0; c < cg; ++c) {
+              const float* in = input + (n * p.c + g * cg + c) * p.h * p.w;
+              for (std::int64_t i = 0; i < p.r; ++i) {
+                const std::int64_t iy = y * p.stride_h - p.pad_h + i * (p.dilation_h + 1);
+                if (iy < 0 || iy >= p.h) continue;
+                for (std::int64_t j = 0; j < p.s; ++j) {
+                  const std::int64_t ix = x * p.stride_w - p.pad_w + j * (p.dilation_w + 1);
+                  if (ix < 0 || ix >= p.w) continue;
+                  acc += static_cast<double>(in[iy * p.w + ix]) * wk[(c * p.r + i) * p.s + j];
+                }
+              }
+            }
+            if (epilogue_.relu) acc = std::max(acc, 0.0);
+            out[y * ow + x] = static_cast<float>(acc);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  ConvProblem p_;
+  std::vector<float> weight_, bias_;
+  Epilogue epilogue_;
+};
+
+}  // namespace
+
+std::string reference_unsupported(const ConvProblem&) { return {}; }
+
+std::unique_ptr<PlannedConv> reference_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+  p.validate();
+  check_weights(p, w);
+  return std::make_unique<ReferenceConv>(p, w, e);
+}
+
+}  // namespace convlab::cpu

@@ -1,0 +1,114 @@
+#include "kernels/cpu/ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab::ops {
+
+Shape pool_output_shape(const Shape& in, const Pool2d& pool) {
+  if (pool.kernel < 1 || pool.stride < 1 || pool.pad < 0 || 2 * pool.pad > pool.kernel)
+    throw InputError(fmt::format("bad pooling: kernel {} stride {} pad {} (need kernel>=1, stride>=1, 0<=pad<=kernel/2)",
+                                 pool.kernel, pool.stride, pool.pad));
+  const std::int64_t oh = (in.h() + 2 * pool.pad - pool.kernel) / pool.stride + 1;
+  const std::int64_t ow = (in.w() + 2 * pool.pad - pool.kernel) / pool.stride + 1;
+  if (in.h() + 2 * pool.pad < pool.kernel || in.w() + 2 * pool.pad < pool.kernel)
+    throw InputError(fmt::format("pooling kernel {} is larger than the {}x{} input", pool.kernel, in.h(), in.w()));
+  return nchw(in.n(), in.c(), oh, ow);
+}
+
+void relu(float* x, std::int64_t count) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) x[i] = std::max(x[i], 0.0f);
+}
+
+namespace {
+// Shared window walk of max and average pooling; `reduce` sees the in-bounds values of a window.
+template <typename Init, typename Step, typename Finish>
+void pool2d(const float* in, const Shape& s, float* out, const Pool2d& pool, Init init, Step step, Finish finish) {
+  const Shape o = pool_output_shape(s, pool);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t n = 0; n < s.n(); ++n) {
+    for (std::int64_t c = 0; c < s.c(); ++c) {
+      const float* plane = in + (n * s.c() + c) * s.h() * s.w();
+      float* dst = out + (n * s.c() + c) * o.h() * o.w();
+      for (std::int64_t y = 0; y < o.h(); ++y) {
+        for (std::int64_t x = 0; x < o.w(); ++x) {
+          float acc = init();
+          for (std::int64_t i = 0; i < pool.kernel; ++i) {
+            const std::int64_t iy = y * pool.stride - pool.pad + i;
+            if (iy < 0 || iy >= s.h()) continue;
+            for (std::int64_t j = 0; j < pool.kernel; ++j) {
+              const std::int64_t ix = x * pool.stride - pool.pad + j;
+              if (ix >= 0 && ix < s.w()) acc = step(acc, plane[iy * s.w() + ix]);
+            }
+          }
+          dst[y * o.w() + x] = finish(acc);
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+void max_pool2d(const float* in, const Shape& s, float* out, const Pool2d& pool) {
+  pool2d(in, s, out, pool, [] { return -std::numeric_limits<float>::infinity(); },
+         [](float a, float v) { return std::max(a, v); }, [](float a) { return a; });
+}
+
+void avg_pool2d(const float* in, const Shape& s, float* out, const Pool2d& pool) {
+  const float inv_area = 1.0f / static_cast<float>(pool.kernel * pool.kernel);
+  pool2d(in, s, out, pool, [] { return 0.0f; }, [](float a, float v) { return a + v; },
+         [inv_area](float a) { return a * inv_area; });
+}
+
+void global_avg_pool(const float* in, const Shape& s, float* out) {
+  const std::int64_t plane = s.h() * s.w();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t nc = 0; nc < s.n() * s.c(); ++nc) {
+    double sum = 0.0;
+    for (std::int64_t i = 0; i < plane; ++i) sum += in[nc * plane + i];
+    out[nc] = static_cast<float>(sum / static_cast<double>(plane));
+  }
+}
+
+void linear(const float* in, std::int64_t batch, std::int64_t in_features, const float* weight,
+            const float* bias, std::int64_t out_features, float* out, bool relu_after) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t n = 0; n < batch; ++n) {
+    for (std::int64_t o = 0; o < out_features; ++o) {
+      const float* x = in + n * in_features;
+      const float* w = weight + o * in_features;
+      float acc = 0.0f;
+      for (std::int64_t i = 0; i < in_features; ++i) acc += x[i] * w[i];
+      if (bias != nullptr) acc += bias[o];
+      out[n * out_features + o] = relu_after ? std::max(acc, 0.0f) : acc;
+    }
+  }
+}
+
+void softmax(const float* in, std::int64_t batch, std::int64_t classes, float* out) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < batch; ++n) {
+    const float* x = in + n * classes;
+    float* y = out + n * classes;
+    const float top = *std::max_element(x, x + classes);
+    float sum = 0.0f;
+    for (std::int64_t i = 0; i < classes; ++i) sum += (y[i] = std::exp(x[i] - top));
+    for (std::int64_t i = 0; i < classes; ++i) y[i] /= sum;
+  }
+}
+
+void add(const float* a, const float* b, float* out, std::int64_t count, bool relu_after) {
+#pragma omp parallel for simd schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float v = a[i] + b[i];
+    out[i] = relu_after ? std::max(v, 0.0f) : v;
+  }
+}
+
+}  // namespace convlab::ops

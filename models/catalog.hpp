@@ -1,0 +1,23 @@
+// The reference networks convlab knows, by name. Each is built by a function in models/.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+#include "models/network.hpp"
+
+namespace convlab {
+
+struct ModelInfo {
+  std::string_view name;     // what --model takes
+  std::string_view summary;  // one line
+  Network (*build)(WeightSource weights);
+};
+
+std::span<const ModelInfo> all_models();
+const ModelInfo* find_model(std::string_view name);  // nullptr when unknown
+
+// Builders (one file each).
+Network build_lab_cnn(WeightSource weights);
+
+}  // namespace convlab

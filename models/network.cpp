@@ -1,0 +1,220 @@
+#include "models/network.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+namespace {
+
+// splitmix64: tiny, fast, and the same on every platform (std's distributions are not).
+struct SplitMix64 {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  float uniform() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }  // [0, 1)
+};
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+}  // namespace
+
+std::string_view to_string(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::conv: return "conv";
+    case LayerKind::max_pool: return "max_pool";
+    case LayerKind::avg_pool: return "avg_pool";
+    case LayerKind::global_avg_pool: return "global_avg_pool";
+    case LayerKind::linear: return "linear";
+    case LayerKind::add: return "add";
+    case LayerKind::softmax: return "softmax";
+  }
+  return "?";
+}
+
+void fill_uniform(std::span<float> out, std::uint64_t seed, std::uint64_t stream) {
+  SplitMix64 rng{seed * 0x9E3779B97F4A7C15ull ^ stream};
+  for (float& v : out) v = 2.0f * rng.uniform() - 1.0f;
+}
+
+WeightSource seeded_weights(std::uint64_t seed) {
+  return [seed](const std::string& name, const std::vector<std::int64_t>& shape, std::int64_t fan_in) {
+    std::int64_t count = 1;
+    for (std::int64_t d : shape) count *= d;
+    std::vector<float> values(static_cast<std::size_t>(count));
+    fill_uniform(values, seed, fnv1a(name));
+    const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
+    for (float& v : values) v *= bound;
+    return values;
+  };
+}
+
+Network::Network(std::string name, Shape input_item, WeightSource weights)
+    : name_(std::move(name)), input_item_(input_item), weights_(std::move(weights)) {}
+
+Shape Network::item_shape(int input) const {
+  if (input == kNetworkInput) return input_item_;
+  if (input < 0 || input >= static_cast<int>(layers_.size()))
+    throw InputError(fmt::format("{}: layer input {} does not exist", name_, input));
+  return layers_[input].out_item;
+}
+
+int Network::push(Layer layer) {
+  layers_.push_back(std::move(layer));
+  return static_cast<int>(layers_.size()) - 1;
+}
+
+int Network::conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
+                  std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, bool relu) {
+  const Shape in = item_shape(input);
+  Layer l{.name = name, .kind = LayerKind::conv, .inputs = {input}};
+  l.conv = ConvProblem{.n = 1, .c = in.c(), .h = in.h(), .w = in.w(), .k = out_channels, .r = kernel, .s = kernel,
+                       .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad, .groups = groups,
+                       .name = name_ + ":" + name};
+  l.conv.validate();
+  l.epilogue.relu = relu;
+  l.out_item = nchw(1, out_channels, l.conv.out_h(), l.conv.out_w());
+  const std::int64_t fan_in = l.conv.c_per_group() * kernel * kernel;
+  l.weight = weights_(name + ".weight", {out_channels, l.conv.c_per_group(), kernel, kernel}, fan_in);
+  if (bias) l.bias = weights_(name + ".bias", {out_channels}, fan_in);
+  return push(std::move(l));
+}
+
+int Network::max_pool(const std::string& name, int input, ops::Pool2d pool) {
+  Layer l{.name = name, .kind = LayerKind::max_pool, .inputs = {input}, .out_item = ops::pool_output_shape(item_shape(input), pool)};
+  l.pool = pool;
+  return push(std::move(l));
+}
+
+int Network::avg_pool(const std::string& name, int input, ops::Pool2d pool) {
+  Layer l{.name = name, .kind = LayerKind::avg_pool, .inputs = {input}, .out_item = ops::pool_output_shape(item_shape(input), pool)};
+  l.pool = pool;
+  return push(std::move(l));
+}
+
+int Network::global_avg_pool(const std::string& name, int input) {
+  return push(Layer{.name = name, .kind = LayerKind::global_avg_pool, .inputs = {input},
+                    .out_item = nchw(1, item_shape(input).c(), 1, 1)});
+}
+
+int Network::linear(const std::string& name, int input, std::int64_t out_features, bool relu) {
+  const std::int64_t in_features = item_shape(input).item_elems();  // flatten is implicit in NCHW
+  Layer l{.name = name, .kind = LayerKind::linear, .inputs = {input}, .out_item = nchw(1, out_features, 1, 1)};
+  l.relu = relu;
+  l.weight = weights_(name + ".weight", {out_features, in_features}, in_features);
+  l.bias = weights_(name + ".bias", {out_features}, in_features);
+  return push(std::move(l));
+}
+
+int Network::add(const std::string& name, int a, int b, bool relu) {
+  if (item_shape(a) != item_shape(b))
+    throw InputError(fmt::format("{}: {} adds tensors of different shapes", name_, name));
+  Layer l{.name = name, .kind = LayerKind::add, .inputs = {a, b}, .out_item = item_shape(a)};
+  l.relu = relu;
+  return push(std::move(l));
+}
+
+int Network::softmax(const std::string& name, int input) {
+  const Shape in = item_shape(input);
+  return push(Layer{.name = name, .kind = LayerKind::softmax, .inputs = {input}, .out_item = nchw(1, in.item_elems(), 1, 1)});
+}
+
+std::int64_t Network::parameter_count() const {
+  std::int64_t total = 0;
+  for (const Layer& l : layers_) total += static_cast<std::int64_t>(l.weight.size() + l.bias.size());
+  return total;
+}
+
+double Network::flops_per_item() const {
+  double total = 0;
+  for (const Layer& l : layers_) {
+    if (l.kind == LayerKind::conv) total += l.conv.flops();
+    if (l.kind == LayerKind::linear) total += 2.0 * static_cast<double>(l.weight.size());
+  }
+  return total;
+}
+
+const std::string& KernelSelection::for_layer(const std::string& layer) const {
+  const auto it = per_layer.find(layer);
+  return it == per_layer.end() ? default_kernel : it->second;
+}
+
+std::string unsupported_reason(const Network& net, const std::string& kernel_id) {
+  const KernelInfo* info = find_kernel(kernel_id);
+  if (info == nullptr) return fmt::format("unknown kernel '{}'", kernel_id);
+  for (const Layer& l : net.layers()) {
+    if (l.kind != LayerKind::conv) continue;
+    if (std::string why = info->unsupported(l.conv); !why.empty())
+      return fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(l.conv), why);
+  }
+  return {};
+}
+
+NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels)
+    : net_(net), batch_(batch) {
+  if (batch < 1) throw InputError(fmt::format("batch {} is not a positive integer", batch));
+  auto batched = [batch](Shape s) { s.dims[0] = batch; return s; };
+  input_ = Tensor(batched(net.input_item()));
+  memory_.activations_bytes += input_.bytes();
+  std::size_t workspace = 0;
+  for (const Layer& l : net.layers()) {
+    activations_.emplace_back(batched(l.out_item));
+    memory_.activations_bytes += activations_.back().bytes();
+    kernel_ids_.emplace_back();
+    convs_.emplace_back();
+    if (l.kind == LayerKind::conv) {
+      const std::string& id = kernels.for_layer(l.name);
+      const KernelInfo* info = find_kernel(id);
+      if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}' for layer {}", id, l.name));
+      const ConvProblem p = l.conv.with_batch(batch);
+      if (std::string why = info->unsupported(p); !why.empty())
+        throw InputError(fmt::format("{} does not support {} ({}): {}", id, l.name, to_string(p), why));
+      convs_.back() = info->plan(p, ConvWeights{l.weight, l.bias}, l.epilogue);
+      kernel_ids_.back() = id;
+      workspace = std::max(workspace, convs_.back()->workspace_bytes());
+      memory_.weights_bytes += convs_.back()->weight_bytes();
+    } else {
+      memory_.weights_bytes += (l.weight.size() + l.bias.size()) * sizeof(float);
+    }
+  }
+  workspace_ = aligned_floats((workspace + sizeof(float) - 1) / sizeof(float));
+  memory_.workspace_bytes = workspace;
+}
+
+const float* NetworkPlan::input_of(int index) const {
+  return index == Network::kNetworkInput ? input_.data() : activations_[index].data();
+}
+
+void NetworkPlan::forward() {
+  const auto& layers = net_.layers();
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    const float* in = input_of(l.inputs[0]);
+    float* out = activations_[i].data();
+    const Shape in_shape = l.inputs[0] == Network::kNetworkInput ? input_.shape() : activations_[l.inputs[0]].shape();
+    switch (l.kind) {
+      case LayerKind::conv: convs_[i]->run(in, out, workspace_.get()); break;
+      case LayerKind::max_pool: ops::max_pool2d(in, in_shape, out, l.pool); break;
+      case LayerKind::avg_pool: ops::avg_pool2d(in, in_shape, out, l.pool); break;
+      case LayerKind::global_avg_pool: ops::global_avg_pool(in, in_shape, out); break;
+      case LayerKind::linear:
+        ops::linear(in, batch_, in_shape.item_elems(), l.weight.data(), l.bias.data(), l.out_item.c(), out, l.relu);
+        break;
+      case LayerKind::add: ops::add(in, input_of(l.inputs[1]), out, activations_[i].elems(), l.relu); break;
+      case LayerKind::softmax: ops::softmax(in, batch_, l.out_item.c(), out); break;
+    }
+  }
+}
+
+}  // namespace convlab

@@ -1,0 +1,125 @@
+// Networks. A Network is the architecture and its weights, independent of batch size; a
+// NetworkPlan is that network planned for one batch size with one kernel per conv layer, owning
+// every buffer the forward pass touches, so that forward() allocates nothing.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/common/kernel.hpp"
+#include "kernels/common/tensor.hpp"
+#include "kernels/cpu/ops.hpp"
+
+namespace convlab {
+
+enum class LayerKind { conv, max_pool, avg_pool, global_avg_pool, linear, add, softmax };
+std::string_view to_string(LayerKind kind);
+
+struct Layer {
+  std::string name;  // the PyTorch module name, e.g. "conv1", "layer2.0.conv1"
+  LayerKind kind;
+  std::vector<int> inputs;  // indices of earlier layers; kNetworkInput for the network input
+  Shape out_item;           // output shape of one batch item (n = 1)
+  ConvProblem conv;         // conv: the problem at batch 1
+  Epilogue epilogue;        // conv: fused ReLU
+  bool relu = false;        // linear, add: ReLU after
+  ops::Pool2d pool;         // max_pool, avg_pool
+  std::vector<float> weight, bias;  // conv: OIHW; linear: out x in (PyTorch's layouts)
+};
+
+// Where a network's parameters come from: seeded initialisation now, files later. Called with
+// the PyTorch state_dict name ("conv1.weight"), the tensor's shape and its fan-in.
+using WeightSource = std::function<std::vector<float>(const std::string& name,
+                                                      const std::vector<std::int64_t>& shape,
+                                                      std::int64_t fan_in)>;
+// PyTorch's default initialisation, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from a
+// generator seeded by (seed, name): every tensor is the same whatever order it is asked for in.
+WeightSource seeded_weights(std::uint64_t seed);
+// Deterministic values in [-1, 1) from (seed, stream); used for inputs.
+void fill_uniform(std::span<float> out, std::uint64_t seed, std::uint64_t stream);
+
+class Network {
+ public:
+  static constexpr int kNetworkInput = -1;
+
+  Network(std::string name, Shape input_item, WeightSource weights);
+
+  // Builders: each appends one layer fed by `input` (an earlier layer index, or kNetworkInput)
+  // and returns its index. Shapes are resolved here; a mismatch throws InputError.
+  int conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
+           std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, bool relu);
+  int max_pool(const std::string& name, int input, ops::Pool2d pool);
+  int avg_pool(const std::string& name, int input, ops::Pool2d pool);
+  int global_avg_pool(const std::string& name, int input);
+  int linear(const std::string& name, int input, std::int64_t out_features, bool relu);
+  int add(const std::string& name, int a, int b, bool relu);
+  int softmax(const std::string& name, int input);
+
+  const std::string& name() const { return name_; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  Shape input_item() const { return input_item_; }
+  Shape output_item() const { return layers_.empty() ? input_item_ : layers_.back().out_item; }
+  std::int64_t parameter_count() const;
+  double flops_per_item() const;  // convolutions and linear layers, 2 FLOPs per multiply-add
+
+ private:
+  Shape item_shape(int input) const;
+  int push(Layer layer);
+
+  std::string name_;
+  Shape input_item_;
+  WeightSource weights_;
+  std::vector<Layer> layers_;
+};
+
+// Which kernel each conv layer runs: a default, overridden per layer name.
+struct KernelSelection {
+  std::string default_kernel = "cpu.00_reference";
+  std::map<std::string, std::string> per_layer;
+  const std::string& for_layer(const std::string& layer) const;
+};
+
+// Empty when every conv layer of `net` is supported by `kernel_id`, else the first reason not.
+std::string unsupported_reason(const Network& net, const std::string& kernel_id);
+
+struct MemoryAccount {
+  std::size_t weights_bytes = 0;      // what the planned kernels and linear layers hold
+  std::size_t activations_bytes = 0;  // input + every layer output, at this batch size
+  std::size_t workspace_bytes = 0;    // the scratch buffer shared by the conv kernels
+};
+
+class NetworkPlan {
+ public:
+  // Plans every layer for `batch` (not timed) and allocates every buffer. Throws InputError for
+  // an unknown or unsupporting kernel, std::bad_alloc when the batch does not fit in memory.
+  NetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels);
+
+  // One forward pass: input() -> output(). Allocates nothing.
+  void forward();
+
+  Tensor& input() { return input_; }
+  const Tensor& output() const { return activations_.back(); }
+  const Tensor& activation(int layer) const { return activations_.at(layer); }
+  std::int64_t batch() const { return batch_; }
+  const MemoryAccount& memory() const { return memory_; }
+  // The kernel id each conv layer runs, in layer order (empty for non-conv layers).
+  const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
+
+ private:
+  const float* input_of(int index) const;
+
+  const Network& net_;
+  std::int64_t batch_;
+  Tensor input_;
+  std::vector<Tensor> activations_;
+  std::vector<std::unique_ptr<PlannedConv>> convs_;  // null for non-conv layers
+  std::vector<std::string> kernel_ids_;
+  std::unique_ptr<float[], detail::AlignedFree> workspace_;
+  MemoryAccount memory_;
+};
+
+}  // namespace convlab

@@ -1,0 +1,116 @@
+// The protocol, checked with a fake clock and a device that records every call.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "bench/harness.hpp"
+#include "kernels/common/error.hpp"
+
+using namespace convlab;
+
+namespace {
+// Every event in order: "sync", "clock", "run", "start", "stop".
+struct Log {
+  std::vector<std::string> events;
+};
+
+// Each read advances 1 ms, and each run adds its own duration, so trial i measures exactly
+// 1 ms (the clock read) + its run time: the sample identifies which runs were timed.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(Log& log) : log_(log) {}
+  std::int64_t now_ns() override {
+    log_.events.emplace_back("clock");
+    now_ += 1'000'000;
+    return now_;
+  }
+  void advance_ms(std::int64_t ms) { now_ += ms * 1'000'000; }
+
+ private:
+  Log& log_;
+  std::int64_t now_ = 0;
+};
+
+class CountingDevice final : public Device {
+ public:
+  CountingDevice(Log& log, bool timer) : log_(log), timer_(timer) {}
+  std::string name() const override { return "counting"; }
+  void synchronize() override { log_.events.emplace_back("sync"); }
+  bool has_device_timer() const override { return timer_; }
+  void mark_start() override { log_.events.emplace_back("start"); }
+  void mark_stop() override { log_.events.emplace_back("stop"); }
+  double elapsed_ms() override { return 0.5; }
+
+ private:
+  Log& log_;
+  bool timer_;
+};
+}  // namespace
+
+TEST_CASE("harness: cold run, warmup and trials are counted exactly and only trials are sampled") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  int runs = 0;
+  // Run i (0-based) takes i ms: the cold run 0 ms, warmups 1..3 ms, trials 4..8 ms.
+  auto run = [&] {
+    log.events.emplace_back("run");
+    clock.advance_ms(runs++);
+  };
+  const Measurement m = measure(run, device, {.warmup = 3, .trials = 5}, clock);
+  CHECK(runs == 1 + 3 + 5);
+  REQUIRE(m.samples_ms.size() == 5);
+  CHECK(m.cold_ms == doctest::Approx(1.0));  // clock step only: the cold run took 0 ms
+  for (int i = 0; i < 5; ++i) CHECK(m.samples_ms[i] == doctest::Approx(1.0 + 4 + i));  // never a warmup's 1..3
+  CHECK(m.device_samples_ms.empty());
+}
+
+TEST_CASE("harness: every timed run is synchronized before and after, between the clock reads") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  measure([&] { log.events.emplace_back("run"); }, device, {.warmup = 2, .trials = 3}, clock);
+  const std::vector<std::string> timed = {"sync", "clock", "run", "sync", "clock"};
+  std::vector<std::string> expected = timed;                        // cold run
+  expected.insert(expected.end(), {"run", "run", "sync"});           // warmup, then drain
+  for (int i = 0; i < 3; ++i) expected.insert(expected.end(), timed.begin(), timed.end());
+  CHECK(log.events == expected);
+}
+
+TEST_CASE("harness: a device clock is started and stopped around each timed run and sampled") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, true);
+  const Measurement m = measure([&] { log.events.emplace_back("run"); }, device, {.warmup = 0, .trials = 2}, clock);
+  REQUIRE(m.device_samples_ms.size() == 2);
+  CHECK(m.device_samples_ms[0] == 0.5);
+  CHECK(m.cold_device_ms == 0.5);
+  const std::vector<std::string> timed = {"sync", "clock", "start", "run", "stop", "sync", "clock"};
+  std::vector<std::string> expected;
+  for (int i = 0; i < 3; ++i) expected.insert(expected.end(), timed.begin(), timed.end());
+  expected.insert(expected.begin() + 7, "sync");  // the drain after the (empty) warmup
+  CHECK(log.events == expected);
+}
+
+TEST_CASE("harness: memory is read around the runs") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  std::vector<char> grown;
+  const Measurement m = measure([&] { grown.assign(64 << 20, 1); }, device, {.warmup = 0, .trials = 1}, clock);
+  CHECK(m.rss_before_bytes > 0);
+  CHECK(m.rss_after_bytes > 0);
+  // 64 MiB touched during the runs must show in the peak, whether or not it was reset.
+  CHECK(m.peak_rss_bytes >= m.rss_before_bytes + (60u << 20));
+}
+
+TEST_CASE("harness: bad protocols are rejected") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  CHECK_THROWS_WITH_AS(measure([] {}, device, {.warmup = 0, .trials = 0}, clock), "trials 0 must be at least 1",
+                       InputError);
+  CHECK_THROWS_WITH_AS(measure([] {}, device, {.warmup = -1, .trials = 1}, clock), "warmup -1 must not be negative",
+                       InputError);
+}

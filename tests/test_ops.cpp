@@ -1,0 +1,74 @@
+// The non-convolution operators against hand-worked values.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/common/error.hpp"
+#include "kernels/cpu/ops.hpp"
+
+using namespace convlab;
+
+TEST_CASE("ops: max and average pooling") {
+  // 1x1x4x4 with values 0..15
+  std::vector<float> in(16);
+  for (int i = 0; i < 16; ++i) in[i] = static_cast<float>(i);
+  const Shape s = nchw(1, 1, 4, 4);
+  std::vector<float> out(4);
+  ops::max_pool2d(in.data(), s, out.data(), {.kernel = 2, .stride = 2});
+  CHECK(out == std::vector<float>{5, 7, 13, 15});
+  ops::avg_pool2d(in.data(), s, out.data(), {.kernel = 2, .stride = 2});
+  CHECK(out == std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f});
+
+  SUBCASE("padding: never the max, zeros in the average (count_include_pad)") {
+    std::vector<float> neg = {-1, -2, -3, -4};
+    const Shape s2 = nchw(1, 1, 2, 2);
+    CHECK(ops::pool_output_shape(s2, {.kernel = 2, .stride = 1, .pad = 1}) == nchw(1, 1, 3, 3));
+    std::vector<float> o9(9);
+    ops::max_pool2d(neg.data(), s2, o9.data(), {.kernel = 2, .stride = 1, .pad = 1});
+    CHECK(o9 == std::vector<float>{-1, -1, -2, -1, -1, -2, -3, -3, -4});
+    ops::avg_pool2d(neg.data(), s2, o9.data(), {.kernel = 2, .stride = 1, .pad = 1});
+    CHECK(o9[0] == -0.25f);
+    CHECK(o9[4] == -2.5f);
+  }
+  SUBCASE("odd sizes floor like PyTorch") {
+    CHECK(ops::pool_output_shape(nchw(2, 3, 5, 7), {.kernel = 2, .stride = 2}) == nchw(2, 3, 2, 3));
+  }
+  SUBCASE("bad pools are errors, not crashes") {
+    CHECK_THROWS_AS(ops::pool_output_shape(nchw(1, 1, 2, 2), {.kernel = 3, .stride = 1}), InputError);
+    CHECK_THROWS_AS(ops::pool_output_shape(nchw(1, 1, 4, 4), {.kernel = 2, .stride = 0}), InputError);
+  }
+}
+
+TEST_CASE("ops: global average pool, linear, softmax, add, relu") {
+  std::vector<float> in = {1, 2, 3, 4, 10, 20, 30, 40};  // 1x2x2x2
+  std::vector<float> gap(2);
+  ops::global_avg_pool(in.data(), nchw(1, 2, 2, 2), gap.data());
+  CHECK(gap == std::vector<float>{2.5f, 25});
+
+  // y = x W^T + b with W 3x2 (PyTorch's out x in)
+  const std::vector<float> x = {1, 2, -1, 0.5f};  // batch 2 x 2 features
+  const std::vector<float> w = {1, 0, 0, 1, 1, 1};
+  const std::vector<float> b = {0.5f, -0.5f, 0};
+  std::vector<float> y(6);
+  ops::linear(x.data(), 2, 2, w.data(), b.data(), 3, y.data());
+  CHECK(y == std::vector<float>{1.5f, 1.5f, 3, -0.5f, 0, -0.5f});
+  ops::linear(x.data(), 2, 2, w.data(), b.data(), 3, y.data(), /*relu=*/true);
+  CHECK(y == std::vector<float>{1.5f, 1.5f, 3, 0, 0, 0});
+
+  std::vector<float> logits = {0, std::log(3.0f), 1000, 1000};  // second row: overflow without max-subtraction
+  std::vector<float> p(4);
+  ops::softmax(logits.data(), 2, 2, p.data());
+  CHECK(p[0] == doctest::Approx(0.25));
+  CHECK(p[1] == doctest::Approx(0.75));
+  CHECK(p[2] == doctest::Approx(0.5));
+  CHECK(p[3] == doctest::Approx(0.5));
+
+  std::vector<float> a = {1, -5, 2}, c = {1, 1, -3}, sum(3);
+  ops::add(a.data(), c.data(), sum.data(), 3);
+  CHECK(sum == std::vector<float>{2, -4, -1});
+  ops::add(a.data(), c.data(), sum.data(), 3, /*relu=*/true);
+  CHECK(sum == std::vector<float>{2, 0, 0});
+  ops::relu(a.data(), 3);
+  CHECK(a == std::vector<float>{1, 0, 2});
+}
