@@ -12,11 +12,11 @@ namespace convlab {
 
 Network build_lab_cnn(WeightSource weights) {
   Network net("lab-cnn", nchw(1, 3, 32, 32), std::move(weights));
-  int x = net.conv("conv1", Network::kNetworkInput, 16, 3, 1, 1, 1, /*bias=*/true, /*relu=*/true);
+  int x = net.conv("conv1", Network::kNetworkInput, 16, 3, 1, 1, 1, /*bias=*/true, Activation::relu);
   x = net.max_pool("pool1", x, {.kernel = 2, .stride = 2});
-  x = net.conv("conv2", x, 32, 3, 1, 1, 1, true, true);
+  x = net.conv("conv2", x, 32, 3, 1, 1, 1, true, Activation::relu);
   x = net.max_pool("pool2", x, {.kernel = 2, .stride = 2});
-  x = net.conv("conv3", x, 64, 3, 1, 1, 1, true, true);
+  x = net.conv("conv3", x, 64, 3, 1, 1, 1, true, Activation::relu);
   x = net.global_avg_pool("gap", x);
   net.linear("fc", x, 10, /*relu=*/false);
   return net;

@@ -76,14 +76,14 @@ int Network::push(Layer layer) {
 }
 
 int Network::conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
-                  std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, bool relu) {
+                  std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, Activation activation) {
   const Shape in = item_shape(input);
   Layer l{.name = name, .kind = LayerKind::conv, .inputs = {input}};
   l.conv = ConvProblem{.n = 1, .c = in.c(), .h = in.h(), .w = in.w(), .k = out_channels, .r = kernel, .s = kernel,
                        .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad, .groups = groups,
                        .name = name_ + ":" + name};
   l.conv.validate();
-  l.epilogue.relu = relu;
+  l.epilogue.activation = activation;
   l.out_item = nchw(1, out_channels, l.conv.out_h(), l.conv.out_w());
   const std::int64_t fan_in = l.conv.c_per_group() * kernel * kernel;
   l.weight = weights_(name + ".weight", {out_channels, l.conv.c_per_group(), kernel, kernel}, fan_in);

@@ -25,7 +25,7 @@ struct Layer {
   std::vector<int> inputs;  // indices of earlier layers; kNetworkInput for the network input
   Shape out_item;           // output shape of one batch item (n = 1)
   ConvProblem conv;         // conv: the problem at batch 1
-  Epilogue epilogue;        // conv: fused ReLU
+  Epilogue epilogue;        // conv: fused activation
   bool relu = false;        // linear, add: ReLU after
   ops::Pool2d pool;         // max_pool, avg_pool
   std::vector<float> weight, bias;  // conv: OIHW; linear: out x in (PyTorch's layouts)
@@ -51,7 +51,7 @@ class Network {
   // Builders: each appends one layer fed by `input` (an earlier layer index, or kNetworkInput)
   // and returns its index. Shapes are resolved here; a mismatch throws InputError.
   int conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
-           std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, bool relu);
+           std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, Activation activation);
   int max_pool(const std::string& name, int input, ops::Pool2d pool);
   int avg_pool(const std::string& name, int input, ops::Pool2d pool);
   int global_avg_pool(const std::string& name, int input);

@@ -16,8 +16,9 @@ inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream
 }
 
 inline std::vector<float> run_kernel(const KernelInfo& kernel, const ConvProblem& p, const std::vector<float>& input,
-                                     const std::vector<float>& weight, const std::vector<float>& bias, bool relu) {
-  auto planned = kernel.plan(p, ConvWeights{weight, bias}, Epilogue{.relu = relu});
+                                     const std::vector<float>& weight, const std::vector<float>& bias,
+                                     Activation activation) {
+  auto planned = kernel.plan(p, ConvWeights{weight, bias}, Epilogue{.activation = activation});
   std::vector<float> out(static_cast<std::size_t>(p.output_elems()));
   std::vector<unsigned char> workspace(planned->workspace_bytes() + 64);
   planned->run(input.data(), out.data(), workspace.data());

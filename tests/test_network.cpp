@@ -30,7 +30,7 @@ TEST_CASE("network: lab-cnn has the documented layers and shapes") {
   REQUIRE(layers.size() == 7);
   CHECK(layers[0].name == "conv1");
   CHECK(to_string(layers[0].conv) == "mb1ic3ih32oc16oh32kh3ph1n\"lab-cnn:conv1\"");
-  CHECK(layers[0].epilogue.relu);
+  CHECK(layers[0].epilogue.activation == Activation::relu);
   CHECK(layers[1].out_item == nchw(1, 16, 16, 16));
   CHECK(layers[2].out_item == nchw(1, 32, 16, 16));
   CHECK(layers[3].out_item == nchw(1, 32, 8, 8));

@@ -16,8 +16,8 @@ namespace {
 const KernelInfo& reference() { return *find_kernel("cpu.00_reference"); }
 
 std::vector<float> ref(const char* descriptor, const std::vector<float>& in, const std::vector<float>& w,
-                       const std::vector<float>& b = {}, bool relu = false) {
-  return test::run_kernel(reference(), parse_problem(descriptor), in, w, b, relu);
+                       const std::vector<float>& b = {}, Activation activation = Activation::none) {
+  return test::run_kernel(reference(), parse_problem(descriptor), in, w, b, activation);
 }
 
 std::vector<float> iota(int n, float start = 0) {
@@ -79,8 +79,11 @@ TEST_CASE("reference: hand-worked cases") {
     CHECK(ref("g2mb1ic2ih2oc2kh1", in, {3, 5}) == std::vector<float>{3, 3, 3, 3, 10, 10, 10, 10});
   }
   SUBCASE("bias then ReLU") {
-    CHECK(ref("mb1ic1ih2oc2kh1", {1, -2, 3, -4}, {1, -1}, {0.5f, 0}, true) ==
+    CHECK(ref("mb1ic1ih2oc2kh1", {1, -2, 3, -4}, {1, -1}, {0.5f, 0}, Activation::relu) ==
           std::vector<float>{1.5f, 0, 3.5f, 0, 0, 2, 0, 4});
+  }
+  SUBCASE("bias then ReLU6 clamps to [0, 6]") {
+    CHECK(ref("mb1ic1ih2oc1kh1", {1, -2, 3, 4}, {2}, {0.5f}, Activation::relu6) == std::vector<float>{2.5f, 0, 6, 6});
   }
   SUBCASE("two batch items are independent") {
     CHECK(ref("mb2ic1ih2oc1kh1", {1, 2, 3, 4, 5, 6, 7, 8}, {10}) == std::vector<float>{10, 20, 30, 40, 50, 60, 70, 80});
@@ -106,7 +109,7 @@ TEST_CASE("reference: matches the scatter formula on random shapes") {
     const auto in = random_values(p.input_elems(), stream++);
     const auto w = random_values(p.weight_elems(), stream++);
     const auto b = random_values(p.k, stream++);
-    const auto got = test::run_kernel(reference(), p, in, w, b, false);
+    const auto got = test::run_kernel(reference(), p, in, w, b, Activation::none);
     const auto want = scatter_conv(p, in, w, b);
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) {

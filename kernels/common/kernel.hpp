@@ -18,9 +18,21 @@ namespace convlab {
 enum class Backend { cpu, cuda, metal };
 std::string_view to_string(Backend backend);
 
+// The activation fused after conv + bias. ReLU6 is MobileNet's clamp to [0, 6].
+enum class Activation { none, relu, relu6 };
+std::string_view to_string(Activation activation);
+
 struct Epilogue {
-  bool relu = false;  // out = max(0, conv + bias)
+  Activation activation = Activation::none;
 };
+
+// The scalar definition every kernel's epilogue must match (SIMD kernels use min/max the same way).
+template <typename T>
+constexpr T activate(Activation a, T x) {
+  if (a == Activation::none) return x;
+  x = x > T(0) ? x : T(0);
+  return a == Activation::relu6 && x > T(6) ? T(6) : x;
+}
 
 // Weights as PyTorch stores them: K x C/groups x R x S (OIHW), and K biases (or none).
 struct ConvWeights {
@@ -46,6 +58,11 @@ struct KernelInfo {
   Backend backend;
   std::string_view summary;  // one line: the technique
   bool deterministic;        // bit-identical outputs across runs at a fixed thread count
+  // The kernel's accuracy contract, relative to FP32 summation in any order: each output must lie
+  // within error_scale * gamma_m * sum|x*w| (+|bias|) of the exact result, m = C/g*R*S + 1,
+  // gamma_m = m u / (1 - m u), u = 2^-24. 1 for kernels that only reorder the sum; larger for
+  // transforms (Winograd) or reduced precision, with the reason beside the kernel's list entry.
+  double error_scale;
   // Empty when the kernel supports the problem, else the reason it does not.
   std::string (*unsupported)(const ConvProblem&);
   // Throws InputError if the problem is unsupported or the weights have the wrong size.

@@ -14,14 +14,14 @@ namespace convlab {
   std::unique_ptr<PlannedConv> symbol##_plan(const ConvProblem&, const ConvWeights&, Epilogue);
 
 namespace cpu {
-#define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic) CONVLAB_DECLARE_KERNEL(symbol)
+#define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
 #include "kernels/cpu/cpu_kernels.inc"
 #undef CONVLAB_CPU_KERNEL
 }  // namespace cpu
 
 #ifdef CONVLAB_WITH_CUDA
 namespace cuda {
-#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic) CONVLAB_DECLARE_KERNEL(symbol)
+#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL
 }  // namespace cuda
@@ -30,14 +30,14 @@ namespace cuda {
 namespace {
 // Sentinel first entry lets an empty list compile; all_kernels() skips it.
 const KernelInfo kKernels[] = {
-    {"", Backend::cpu, "", true, nullptr, nullptr},
-#define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic) \
-  {id, Backend::cpu, summary, deterministic, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
+    {"", Backend::cpu, "", true, 1.0, nullptr, nullptr},
+#define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic, error_scale) \
+  {id, Backend::cpu, summary, deterministic, error_scale, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
 #include "kernels/cpu/cpu_kernels.inc"
 #undef CONVLAB_CPU_KERNEL
 #ifdef CONVLAB_WITH_CUDA
-#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic) \
-  {id, Backend::cuda, summary, deterministic, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
+#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) \
+  {id, Backend::cuda, summary, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL
 #endif
@@ -49,6 +49,15 @@ std::string_view to_string(Backend backend) {
     case Backend::cpu: return "cpu";
     case Backend::cuda: return "cuda";
     case Backend::metal: return "metal";
+  }
+  return "?";
+}
+
+std::string_view to_string(Activation activation) {
+  switch (activation) {
+    case Activation::none: return "none";
+    case Activation::relu: return "relu";
+    case Activation::relu6: return "relu6";
   }
   return "?";
 }

@@ -53,8 +53,7 @@ class ReferenceConv final : public PlannedConv {
                 }
               }
             }
-            if (epilogue_.relu) acc = std::max(acc, 0.0);
-            out[y * ow + x] = static_cast<float>(acc);
+            out[y * ow + x] = static_cast<float>(activate(epilogue_.activation, acc));
           }
         }
       }
