@@ -6,6 +6,11 @@ namespace {
 const ModelInfo kModels[] = {
     {"lab-cnn", "3x32x32 -> three 3x3 convs (16, 32, 64) with ReLU and max-pool, global average pool, fc 10",
      &build_lab_cnn},
+    {"lenet5", "1x28x28 -> conv 5x5 6, conv 5x5 16 (ReLU, max-pool), fc 120, 84, 10", &build_lenet5},
+    {"resnet8", "3x32x32 -> conv 16 + three BasicBlocks (16, 32 s2, 64 s2), BN folded, avg pool, fc 10",
+     &build_resnet8},
+    {"mobilenet-tiny", "3x32x32 -> conv 16 + five depthwise-separable blocks to 128, ReLU6, BN folded, fc 10",
+     &build_mobilenet_tiny},
 };
 }  // namespace
 

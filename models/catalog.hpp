@@ -19,5 +19,8 @@ const ModelInfo* find_model(std::string_view name);  // nullptr when unknown
 
 // Builders (one file each).
 Network build_lab_cnn(WeightSource weights);
+Network build_lenet5(WeightSource weights);
+Network build_resnet8(WeightSource weights);
+Network build_mobilenet_tiny(WeightSource weights);
 
 }  // namespace convlab

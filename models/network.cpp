@@ -1,10 +1,12 @@
 #include "models/network.hpp"
 
 #include <cmath>
+#include <numbers>
 
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
+#include "models/batchnorm.hpp"
 
 namespace convlab {
 
@@ -20,7 +22,15 @@ struct SplitMix64 {
     return z ^ (z >> 31);
   }
   float uniform() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }  // [0, 1)
+  float normal() {  // Box-Muller; 1 - u keeps the logarithm finite
+    const double u1 = 1.0 - static_cast<double>(next() >> 11) * 0x1.0p-53, u2 = static_cast<double>(next() >> 11) * 0x1.0p-53;
+    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+  }
 };
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 std::uint64_t fnv1a(const std::string& s) {
   std::uint64_t h = 0xcbf29ce484222325ull;
@@ -53,9 +63,19 @@ WeightSource seeded_weights(std::uint64_t seed) {
     std::int64_t count = 1;
     for (std::int64_t d : shape) count *= d;
     std::vector<float> values(static_cast<std::size_t>(count));
-    fill_uniform(values, seed, fnv1a(name));
+    SplitMix64 rng{seed * 0x9E3779B97F4A7C15ull ^ fnv1a(name)};
+    auto uniform = [&](float lo, float hi) {
+      for (float& v : values) v = lo + (hi - lo) * rng.uniform();
+    };
     const float bound = 1.0f / std::sqrt(static_cast<float>(fan_in));
-    for (float& v : values) v *= bound;
+    if (ends_with(name, ".running_mean")) uniform(-0.5f, 0.5f);
+    else if (ends_with(name, ".running_var")) uniform(0.5f, 2.0f);
+    else if (ends_with(name, ".bias")) uniform(-bound, bound);
+    else if (shape.size() == 1) uniform(0.5f, 1.5f);  // a BatchNorm weight (gamma)
+    else {
+      const float std_dev = std::sqrt(2.0f / static_cast<float>(fan_in));  // He-normal
+      for (float& v : values) v = std_dev * rng.normal();
+    }
     return values;
   };
 }
@@ -89,6 +109,15 @@ int Network::conv(const std::string& name, int input, std::int64_t out_channels,
   l.weight = weights_(name + ".weight", {out_channels, l.conv.c_per_group(), kernel, kernel}, fan_in);
   if (bias) l.bias = weights_(name + ".bias", {out_channels}, fan_in);
   return push(std::move(l));
+}
+
+int Network::conv_bn(const std::string& name, const std::string& bn, int input, std::int64_t out_channels,
+                     std::int64_t kernel, std::int64_t stride, std::int64_t pad, std::int64_t groups,
+                     Activation activation) {
+  const int index = conv(name, input, out_channels, kernel, stride, pad, groups, /*bias=*/false, activation);
+  Layer& l = layers_[index];
+  fold_batchnorm(load_batchnorm(weights_, bn, out_channels), l.weight, l.bias);
+  return index;
 }
 
 int Network::max_pool(const std::string& name, int input, ops::Pool2d pool) {
@@ -196,25 +225,26 @@ const float* NetworkPlan::input_of(int index) const {
   return index == Network::kNetworkInput ? input_.data() : activations_[index].data();
 }
 
-void NetworkPlan::forward() {
-  const auto& layers = net_.layers();
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
-    const float* in = input_of(l.inputs[0]);
-    float* out = activations_[i].data();
-    const Shape in_shape = l.inputs[0] == Network::kNetworkInput ? input_.shape() : activations_[l.inputs[0]].shape();
-    switch (l.kind) {
-      case LayerKind::conv: convs_[i]->run(in, out, workspace_.get()); break;
-      case LayerKind::max_pool: ops::max_pool2d(in, in_shape, out, l.pool); break;
-      case LayerKind::avg_pool: ops::avg_pool2d(in, in_shape, out, l.pool); break;
-      case LayerKind::global_avg_pool: ops::global_avg_pool(in, in_shape, out); break;
-      case LayerKind::linear:
-        ops::linear(in, batch_, in_shape.item_elems(), l.weight.data(), l.bias.data(), l.out_item.c(), out, l.relu);
-        break;
-      case LayerKind::add: ops::add(in, input_of(l.inputs[1]), out, activations_[i].elems(), l.relu); break;
-      case LayerKind::softmax: ops::softmax(in, batch_, l.out_item.c(), out); break;
-    }
+void NetworkPlan::run_layer(std::size_t i) {
+  const Layer& l = net_.layers()[i];
+  const float* in = input_of(l.inputs[0]);
+  float* out = activations_[i].data();
+  const Shape in_shape = l.inputs[0] == Network::kNetworkInput ? input_.shape() : activations_[l.inputs[0]].shape();
+  switch (l.kind) {
+    case LayerKind::conv: convs_[i]->run(in, out, workspace_.get()); break;
+    case LayerKind::max_pool: ops::max_pool2d(in, in_shape, out, l.pool); break;
+    case LayerKind::avg_pool: ops::avg_pool2d(in, in_shape, out, l.pool); break;
+    case LayerKind::global_avg_pool: ops::global_avg_pool(in, in_shape, out); break;
+    case LayerKind::linear:
+      ops::linear(in, batch_, in_shape.item_elems(), l.weight.data(), l.bias.data(), l.out_item.c(), out, l.relu);
+      break;
+    case LayerKind::add: ops::add(in, input_of(l.inputs[1]), out, activations_[i].elems(), l.relu); break;
+    case LayerKind::softmax: ops::softmax(in, batch_, l.out_item.c(), out); break;
   }
+}
+
+void NetworkPlan::forward() {
+  for (std::size_t i = 0; i < net_.layers().size(); ++i) run_layer(i);
 }
 
 }  // namespace convlab

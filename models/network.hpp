@@ -31,13 +31,18 @@ struct Layer {
   std::vector<float> weight, bias;  // conv: OIHW; linear: out x in (PyTorch's layouts)
 };
 
-// Where a network's parameters come from: seeded initialisation now, files later. Called with
-// the PyTorch state_dict name ("conv1.weight"), the tensor's shape and its fan-in.
+// Where a network's parameters come from: seeded initialisation or a safetensors file
+// (models/weight_file.hpp). Called with the PyTorch state_dict name ("conv1.weight",
+// "bn1.running_var"), the tensor's shape and its fan-in (the channel count for BatchNorm).
 using WeightSource = std::function<std::vector<float>(const std::string& name,
                                                       const std::vector<std::int64_t>& shape,
                                                       std::int64_t fan_in)>;
-// PyTorch's default initialisation, uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)), drawn from a
-// generator seeded by (seed, name): every tensor is the same whatever order it is asked for in.
+// Deterministic weights drawn from a generator seeded by (seed, name): every tensor is the same
+// whatever order it is asked for in. The role comes from the name and rank: conv and linear
+// weights are He-normal (std sqrt(2 / fan_in)) so activations stay alive through every layer
+// (PyTorch's default uniform init makes small nets' logits hardly depend on the input); biases
+// uniform(+-1/sqrt(fan_in)); BatchNorm statistics are non-trivial (gamma in [0.5, 1.5), mean in
+// [-0.5, 0.5), var in [0.5, 2)) so that folding them is really exercised.
 WeightSource seeded_weights(std::uint64_t seed);
 // Deterministic values in [-1, 1) from (seed, stream); used for inputs.
 void fill_uniform(std::span<float> out, std::uint64_t seed, std::uint64_t stream);
@@ -52,6 +57,11 @@ class Network {
   // and returns its index. Shapes are resolved here; a mismatch throws InputError.
   int conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
            std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, Activation activation);
+  // A bias-free conv followed by the BatchNorm2d module `bn` (eps 1e-5), folded into the conv's
+  // weights and bias here, at build time; the layer is named after the conv and its output is
+  // the BatchNorm's output after `activation`.
+  int conv_bn(const std::string& name, const std::string& bn, int input, std::int64_t out_channels,
+              std::int64_t kernel, std::int64_t stride, std::int64_t pad, std::int64_t groups, Activation activation);
   int max_pool(const std::string& name, int input, ops::Pool2d pool);
   int avg_pool(const std::string& name, int input, ops::Pool2d pool);
   int global_avg_pool(const std::string& name, int input);
@@ -111,6 +121,7 @@ class NetworkPlan {
 
  private:
   const float* input_of(int index) const;
+  void run_layer(std::size_t index);
 
   const Network& net_;
   std::int64_t batch_;

@@ -43,13 +43,24 @@ TEST_CASE("network: lab-cnn has the documented layers and shapes") {
   CHECK(net.flops_per_item() == doctest::Approx(2.0 * (32 * 32 * 16 * 27 + 16 * 16 * 32 * 144 + 8 * 8 * 64 * 288 + 640)));
 }
 
-TEST_CASE("network: seeded weights are deterministic, per name, within PyTorch's default bound") {
+TEST_CASE("network: seeded weights are deterministic, per name, with roles taken from the name") {
   const WeightSource a = seeded_weights(7), b = seeded_weights(7), c = seeded_weights(8);
-  const auto w1 = a("conv1.weight", {16, 3, 3, 3}, 27);
-  CHECK(w1 == b("conv1.weight", {16, 3, 3, 3}, 27));
-  CHECK(w1 != c("conv1.weight", {16, 3, 3, 3}, 27));
-  CHECK(w1 != a("conv2.weight", {16, 3, 3, 3}, 27));
-  for (float v : w1) CHECK(std::abs(v) <= 1.0f / std::sqrt(27.0f));
+  const auto w1 = a("conv1.weight", {64, 3, 3, 3}, 27);
+  CHECK(w1 == b("conv1.weight", {64, 3, 3, 3}, 27));
+  CHECK(w1 != c("conv1.weight", {64, 3, 3, 3}, 27));
+  CHECK(w1 != a("conv2.weight", {64, 3, 3, 3}, 27));
+  // He-normal: mean ~0, std ~sqrt(2 / fan_in) (1728 samples: within 10%)
+  double sum = 0, sum2 = 0;
+  for (float v : w1) sum += v, sum2 += double(v) * v;
+  const double mean = sum / w1.size(), std_dev = std::sqrt(sum2 / w1.size() - mean * mean);
+  CHECK(std::abs(mean) < 0.05);
+  CHECK(std_dev == doctest::Approx(std::sqrt(2.0 / 27)).epsilon(0.1));
+  for (float v : a("fc.bias", {10}, 64)) CHECK(std::abs(v) <= 1.0f / 8);
+  // BatchNorm: statistics far from the identity, so that folding is really exercised
+  for (float v : a("bn1.weight", {16}, 16)) CHECK((v >= 0.5f && v < 1.5f));
+  for (float v : a("bn1.running_mean", {16}, 16)) CHECK((v >= -0.5f && v < 0.5f));
+  for (float v : a("bn1.running_var", {16}, 16)) CHECK((v >= 0.5f && v < 2.0f));
+  CHECK(a("bn1.running_var", {16}, 16) != std::vector<float>(16, 1.0f));
 }
 
 TEST_CASE("network: each batch item is computed independently of the others") {
@@ -66,7 +77,7 @@ TEST_CASE("network: each batch item is computed independently of the others") {
   CHECK(four.output().data()[0] != one.output().data()[0]);
 }
 
-TEST_CASE("network: a forward pass allocates nothing; the plan accounts for its memory") {
+TEST_CASE("network: a forward pass allocates nothing, and the plan accounts for its memory") {
   const Network net = build_lab_cnn(seeded_weights(1));
   NetworkPlan plan(net, 8, {});
   plan.forward();  // OpenMP creates its thread pool on first use: not the forward pass's doing
