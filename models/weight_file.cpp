@@ -1,0 +1,67 @@
+#include "models/weight_file.hpp"
+
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+namespace {
+bool ignored(const std::string& name) {  // a training counter, not a parameter
+  const std::string_view suffix = "num_batches_tracked";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// What the builder asked for and what went wrong, gathered so one error can list every problem.
+struct Audit {
+  std::set<std::string> used;
+  std::vector<std::string> missing, mismatched;
+};
+}  // namespace
+
+Network build_from_file(const ModelInfo& model, const TensorFile& file, const std::string& label) {
+  auto audit = std::make_shared<Audit>();
+  WeightSource source = [&file, audit](const std::string& name, const std::vector<std::int64_t>& shape,
+                                       std::int64_t) {
+    std::int64_t count = 1;
+    for (std::int64_t d : shape) count *= d;
+    std::vector<float> zeros(static_cast<std::size_t>(count));  // stands in until the error is thrown
+    const auto it = file.tensors.find(name);
+    if (it == file.tensors.end()) {
+      audit->missing.push_back(fmt::format("'{}' {}", name, shape));
+      return zeros;
+    }
+    audit->used.insert(name);
+    const StoredTensor& t = it->second;
+    if (t.shape != shape) {
+      audit->mismatched.push_back(fmt::format("'{}' has shape {}, the network needs {}", name, t.shape, shape));
+      return zeros;
+    }
+    if (!t.is_float()) {
+      audit->mismatched.push_back(fmt::format("'{}' has dtype {} (need F32, F16 or F64)", name, t.dtype));
+      return zeros;
+    }
+    return t.values;
+  };
+  Network net = model.build(source);
+  std::vector<std::string> extra;
+  for (const auto& [name, t] : file.tensors)
+    if (!audit->used.contains(name) && !ignored(name)) extra.push_back("'" + name + "'");
+  std::vector<std::string> problems;
+  if (!audit->missing.empty()) problems.push_back(fmt::format("missing {}", fmt::join(audit->missing, ", ")));
+  if (!extra.empty()) problems.push_back(fmt::format("extra {}", fmt::join(extra, ", ")));
+  for (const std::string& m : audit->mismatched) problems.push_back(m);
+  if (!problems.empty())
+    throw InputError(fmt::format("{}: not a {} state_dict: {}", label, model.name, fmt::join(problems, "; ")));
+  return net;
+}
+
+Network load_network(const ModelInfo& model, const std::string& weights_path) {
+  return build_from_file(model, read_safetensors(weights_path), weights_path);
+}
+
+}  // namespace convlab
