@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "bench/lab.hpp"
+#include "bench/validate_command.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
@@ -28,6 +29,7 @@ struct RunOptions {
   int threads = 0;  // 0: every core
   std::string percentile = "linear";
   std::uint64_t seed = 1;
+  std::string weights;  // safetensors state_dict; empty: seeded weights
   std::string json, csv;
 };
 
@@ -89,6 +91,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
   config.method = parse_percentile_method(o.percentile);
   config.seed = o.seed;
+  config.weights = o.weights;
   if (o.kernels == "all") {
     config.kernels = kernels_for_model(o.model, config.backend);
   } else {
@@ -195,6 +198,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--percentile", o.percentile, "Percentile method: linear (numpy's default) or nearest-rank")
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the deterministic weights and input")->capture_default_str();
+  cmd.add_option("--weights", o.weights, "Weights from a safetensors state_dict (default: seeded)");
   cmd.add_option("--json", o.json, "Write results as JSON (schema convlab/1)");
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
 }
@@ -214,6 +218,8 @@ int run_cli(int argc, char** argv) {
   RunOptions run_options;
   CLI::App* run = app.add_subcommand("run", "Time a model with chosen kernels at several batch sizes");
   add_run_options(*run, run_options);
+  ValidateOptions validate_options;
+  CLI::App* validate = add_validate_command(app, validate_options);
   CLI::App* kernels = app.add_subcommand("kernels", "List the kernels: id, backend, available here, summary");
   CLI::App* models = app.add_subcommand("models", "List the networks");
   CLI::App* env = app.add_subcommand("env", "Describe this machine and build");
@@ -226,6 +232,7 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (*run) return run_lab_command(run_options, false);
+    if (*validate) return run_validate(validate_options);
     if (*kernels) return list_kernels();
     if (*models) return list_models();
     if (*env) {

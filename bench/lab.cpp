@@ -9,6 +9,7 @@
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
+#include "models/weight_file.hpp"
 
 namespace convlab {
 
@@ -44,7 +45,8 @@ std::unique_ptr<Device> make_device(Backend backend) {
 }
 
 std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result) {
-  const Network net = model_or_throw(config.model).build(seeded_weights(config.seed));
+  const ModelInfo& model = model_or_throw(config.model);
+  const Network net = config.weights.empty() ? model.build(seeded_weights(config.seed)) : load_network(model, config.weights);
   for (const std::string& id : config.kernels) {
     const KernelInfo* info = find_kernel(id);
     if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", id));

@@ -20,7 +20,8 @@ struct LabConfig {
   std::vector<std::int64_t> batches = {1, 4, 16, 32};
   Protocol protocol;
   PercentileMethod method = PercentileMethod::linear;
-  std::uint64_t seed = 1;  // weights and input
+  std::uint64_t seed = 1;  // weights (unless `weights` names a file) and input
+  std::string weights;     // a safetensors state_dict; empty: seeded weights
 };
 
 // The kernels of `backend` that support every conv layer of `model`, in list order.

@@ -2,58 +2,15 @@
 // value (and the choices), partial success exits 3, and a good run writes its files.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/backends.hpp"
+#include "tests/cli_test_util.hpp"
 
-namespace {
-namespace fs = std::filesystem;
-
-struct Outcome {
-  int code;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path scratch() {
-  const fs::path dir = fs::temp_directory_path() / ("convlab_cli_test_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-Outcome run_convlab(const std::string& args) {
-  const fs::path dir = scratch();
-  const std::string cmd = std::string(CONVLAB_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string() + " </dev/null";
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
-}
-
-std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
-
-void check_usage_error(const std::string& args, const std::string& message) {
-  CAPTURE(args);
-  const Outcome o = run_convlab(args);
-  CHECK(o.code == 2);
-  CHECK(lines(o.err) == 1);
-  CHECK_MESSAGE(o.err.find(message) != std::string::npos, o.err);
-  CHECK(o.err.rfind("convlab: error: ", 0) == 0);
-}
-}  // namespace
+using namespace convlab::test;
 
 TEST_CASE("cli: bad input exits 2 with one line naming the value and the choices") {
   const std::string quick = "run --warmup 0 --trials 1 --batch 1 ";

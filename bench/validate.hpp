@@ -1,0 +1,55 @@
+// `convlab validate`: runs a network on a PyTorch input with each chosen kernel and compares every
+// layer's output with PyTorch's (tools/export_torch.py writes the three files). The judgement
+// (bench/tolerance.hpp) is relative to the reference's magnitude.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/tolerance.hpp"
+#include "models/network.hpp"
+#include "models/safetensors.hpp"
+
+namespace convlab {
+
+struct LayerComparison {
+  std::string layer;      // convlab's layer name; "output" for the logits
+  std::int64_t elems = 0;
+  double max_abs = 0;     // max |got - expect|
+  double max_rel = 0;     // max |got - expect| / |expect| where |expect| >= kRelativeErrorFloor x peak
+  double normalised = 0;  // ||got - expect|| / ||expect||
+  double peak = 0;        // max |expect|
+  bool pass = false;
+};
+
+// Compares one layer. NaN or infinity in `got` fails.
+LayerComparison compare_layer(const std::string& layer, std::span<const float> got, std::span<const float> expect,
+                              const Tolerance& tolerance);
+
+struct KernelValidation {
+  std::string kernel;
+  Tolerance tolerance;
+  std::vector<LayerComparison> layers;  // in network order, then "output"
+  std::string first_divergent;          // the first layer that fails; empty when none
+  std::int64_t items = 0, top1_agree = 0;
+  bool top1_ok = true;  // every disagreement is a near tie of the reference
+  bool pass = false;
+};
+
+// Runs `net` on `input` (N x C x H x W) with `kernel_id` for every conv and compares each layer
+// that `expect` holds. Throws InputError when the input or expect tensors do not fit the network.
+KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
+                                 const std::string& kernel_id);
+
+// Checks that input and expect fit `net` before any kernel runs; throws InputError naming the
+// offending tensor.
+void check_reference(const Network& net, const TensorFile& input, const TensorFile& expect);
+
+std::string describe(const KernelValidation& v);  // a per-layer table and the verdict
+nlohmann::json to_json(const KernelValidation& v);
+
+}  // namespace convlab

@@ -1,0 +1,94 @@
+#include "bench/validate_command.hpp"
+
+#include <omp.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "bench/cli.hpp"
+#include "bench/lab.hpp"
+#include "bench/report.hpp"
+#include "bench/validate.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "models/weight_file.hpp"
+
+namespace convlab {
+
+CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "Check a model's every layer against PyTorch's outputs (files from tools/export_torch.py)");
+  cmd->add_option("--model", o.model, "Network (see `convlab models`)")->required();
+  cmd->add_option("--weights", o.weights, "weights.safetensors: the PyTorch state_dict")->required();
+  cmd->add_option("--input", o.input, "input.safetensors: tensor `input`, N x C x H x W")->required();
+  cmd->add_option("--expect", o.expect, "expect.safetensors: `output` and each layer's output")->required();
+  cmd->add_option("--backend", o.backend, "cpu, cuda or metal")->capture_default_str();
+  cmd->add_option("--kernel", o.kernels, "Kernel id(s), comma-separated, or all")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "CPU threads (default: all cores)");
+  cmd->add_option("--json", o.json, "Write the comparison as JSON");
+  return cmd;
+}
+
+int run_validate(const ValidateOptions& o) {
+  if (o.threads < 0) throw InputError(fmt::format("--threads: {} is not a positive integer", o.threads));
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  const ModelInfo* model = find_model(o.model);
+  if (model == nullptr) {
+    std::string names;
+    for (const ModelInfo& m : all_models()) names += (names.empty() ? "" : ", ") + std::string(m.name);
+    throw InputError(fmt::format("--model: unknown model '{}' (choices: {})", o.model, names));
+  }
+  Backend backend = Backend::cpu;
+  if (o.backend == "cuda") backend = Backend::cuda;
+  else if (o.backend == "metal") backend = Backend::metal;
+  else if (o.backend != "cpu")
+    throw InputError(fmt::format("--backend: unknown backend '{}' (choices: cpu, cuda, metal)", o.backend));
+
+  const Network net = load_network(*model, o.weights);
+  const TensorFile input = read_safetensors(o.input), expect = read_safetensors(o.expect);
+  check_reference(net, input, expect);
+  std::vector<std::string> kernels;
+  if (o.kernels == "all") {
+    kernels = kernels_for_model(o.model, backend);
+  } else {
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= o.kernels.size(); ++i)
+      if (i == o.kernels.size() || o.kernels[i] == ',') {
+        kernels.push_back(o.kernels.substr(start, i - start));
+        start = i + 1;
+      }
+    for (const std::string& id : kernels) {
+      const KernelInfo* k = find_kernel(id);
+      if (k == nullptr || k->backend != backend)
+        throw InputError(fmt::format("--kernel: unknown {} kernel '{}' (see `convlab kernels`)", o.backend, id));
+      if (std::string why = unsupported_reason(net, id); !why.empty()) throw InputError(why);
+    }
+  }
+  if (const BackendStatus status = backend_status(backend); !status.available) {
+    fmt::print(stderr, "convlab: skipping backend {}: {}\n", o.backend, status.detail);
+    return kExitOk;
+  }
+  if (!o.json.empty()) write_file_atomically(o.json, "");  // a bad path fails now, not after the runs
+
+  const auto torch = expect.metadata.find("torch_version");
+  fmt::print("validate {} (batch {}) against {} (torch {})\n\n", o.model, input.tensors.at("input").shape[0], o.expect,
+             torch == expect.metadata.end() ? "unknown" : torch->second);
+  nlohmann::json doc = {{"schema", "convlab-validate/1"}, {"model", o.model}, {"weights", o.weights},
+                        {"input", o.input}, {"expect", o.expect}, {"batch", input.tensors.at("input").shape[0]},
+                        {"torch_version", torch == expect.metadata.end() ? "" : torch->second},
+                        {"kernels", nlohmann::json::array()}};
+  bool all_pass = true;
+  for (const std::string& id : kernels) {
+    const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id);
+    std::fputs((describe(v) + "\n").c_str(), stdout);
+    doc["kernels"].push_back(to_json(v));
+    all_pass = all_pass && v.pass;
+  }
+  doc["pass"] = all_pass;
+  fmt::print("{}: {} kernel(s) {}\n", o.model, kernels.size(), all_pass ? "all pass" : "FAILED");
+  if (!o.json.empty()) write_file_atomically(o.json, doc.dump(2) + "\n");
+  return all_pass ? kExitOk : kExitValidationFailed;
+}
+
+}  // namespace convlab

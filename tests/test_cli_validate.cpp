@@ -1,0 +1,61 @@
+// `convlab validate` and `run --weights` as a user meets them: exit 0 when all
+// pass, 1 when a kernel fails, 2 (one line) for bad usage or a bad file.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "models/safetensors.hpp"
+#include "tests/cli_test_util.hpp"
+
+using namespace convlab::test;
+
+namespace {
+const std::string kResnet = std::string(CONVLAB_TEST_DATA) + "/resnet8/";
+const std::string kArgs = "validate --model resnet8 --threads 1 --weights " + kResnet + "weights.safetensors --input " +
+                          kResnet + "b1/input.safetensors --expect " + kResnet + "b1/expect.safetensors";
+}  // namespace
+
+TEST_CASE("cli validate: the golden reference passes (exit 0) and the comparison is written as JSON") {
+  const std::string json = (scratch() / "v.json").string();
+  const Outcome o = run_convlab(kArgs + " --kernel cpu.00_reference --json " + json);
+  CHECK_MESSAGE(o.code == 0, (o.out + o.err));
+  CHECK(o.out.find("cpu.00_reference: PASS") != std::string::npos);
+  CHECK(o.out.find("torch 1.13") != std::string::npos);
+  const auto doc = nlohmann::json::parse(slurp(json));
+  CHECK(doc["schema"] == "convlab-validate/1");
+  CHECK(doc["pass"] == true);
+  CHECK(doc["kernels"][0]["layers"].back()["layer"] == "output");
+  CHECK(doc["kernels"][0]["layers"][0].contains("normalised_error"));
+}
+
+TEST_CASE("cli validate: corrupted weights fail (exit 1) and name the first diverging layer") {
+  convlab::TensorFile w = convlab::read_safetensors(kResnet + "weights.safetensors");
+  std::erase_if(w.tensors, [](const auto& t) { return !t.second.is_float(); });  // num_batches_tracked
+  w.tensors.at("fc.weight").values[5] += 0.5f;
+  const std::string bad = (scratch() / "bad.safetensors").string();
+  convlab::write_safetensors(bad, w);
+  const Outcome o = run_convlab("validate --model resnet8 --threads 1 --weights " + bad + " --input " + kResnet +
+                                "b1/input.safetensors --expect " + kResnet + "b1/expect.safetensors");
+  CHECK(o.code == 1);
+  CHECK(o.out.find("FAIL") != std::string::npos);
+  CHECK(o.out.find("first diverging layer: fc") != std::string::npos);
+}
+
+TEST_CASE("cli validate: bad usage and bad files exit 2 with one line") {
+  check_usage_error("validate --model resnet8", "--weights is required");
+  check_usage_error(kArgs + " --kernel cpu.99_magic", "unknown cpu kernel 'cpu.99_magic'");
+  check_usage_error(kArgs + " --backend tpu", "unknown backend 'tpu'");
+  check_usage_error("validate --model lenet5 --weights " + kResnet + "weights.safetensors --input x --expect y",
+                    "not a lenet5 state_dict: missing 'conv1.bias'");
+  const std::string truncated = (scratch() / "t.safetensors").string();
+  { std::ofstream(truncated) << "abc"; }
+  check_usage_error("validate --model resnet8 --weights " + truncated + " --input x --expect y", "truncated: 3 bytes");
+  check_usage_error(kArgs + " --json /nonexistent-dir/v.json", "cannot write '/nonexistent-dir/v.json'");
+}
+
+TEST_CASE("cli run: --weights loads a state_dict, and a bad one exits 2") {
+  const Outcome o = run_convlab("run --model resnet8 --batch 1 --warmup 0 --trials 2 --threads 1 --weights " + kResnet +
+                                "weights.safetensors");
+  CHECK_MESSAGE(o.code == 0, o.err);
+  check_usage_error("run --model resnet8 --weights /nonexistent/w.safetensors", "cannot read '/nonexistent/w.safetensors'");
+}

@@ -1,0 +1,103 @@
+// Validation against PyTorch: every CPU kernel in the list, on the golden references under
+// tests/data (made by tools/make_golden_data.sh with PyTorch 1.13), for all four networks at batch
+// 1 and 3; and the negative controls that prove the validator can fail.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "bench/validate.hpp"
+#include "kernels/common/error.hpp"
+#include "models/weight_file.hpp"
+
+using namespace convlab;
+
+namespace {
+const std::string kData = CONVLAB_TEST_DATA;
+
+struct Golden {
+  TensorFile weights, input, expect;
+};
+
+Golden golden(const std::string& model, int batch) {
+  const std::string dir = kData + "/" + model + "/";
+  const std::string b = "b" + std::to_string(batch) + "/";
+  return {read_safetensors(dir + "weights.safetensors"), read_safetensors(dir + b + "input.safetensors"),
+          read_safetensors(dir + b + "expect.safetensors")};
+}
+
+void validate_every_cpu_kernel(const std::string& model) {
+  const ModelInfo& info = *find_model(model);
+  for (const int batch : {1, 3}) {
+    const Golden g = golden(model, batch);
+    const Network net = build_from_file(info, g.weights, model);
+    check_reference(net, g.input, g.expect);
+    for (const KernelInfo& k : all_kernels()) {
+      if (k.backend != Backend::cpu) continue;
+      if (const std::string why = unsupported_reason(net, std::string(k.id)); !why.empty()) {
+        MESSAGE("not validated: " << why);
+        continue;
+      }
+      const KernelValidation v = validate_kernel(net, g.input.tensors.at("input"), g.expect, std::string(k.id));
+      INFO(describe(v));
+      CHECK(v.pass);
+      CHECK(v.top1_agree == batch);
+      CHECK(v.layers.size() == g.expect.tensors.size());
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("validate: lab-cnn matches PyTorch with every CPU kernel") { validate_every_cpu_kernel("lab-cnn"); }
+TEST_CASE("validate: lenet5 matches PyTorch with every CPU kernel") { validate_every_cpu_kernel("lenet5"); }
+TEST_CASE("validate: resnet8 matches PyTorch with every CPU kernel") { validate_every_cpu_kernel("resnet8"); }
+TEST_CASE("validate: mobilenet-tiny matches PyTorch with every CPU kernel") { validate_every_cpu_kernel("mobilenet-tiny"); }
+
+TEST_CASE("validate: negative control: one corrupted weight tensor fails, at the layer that uses it") {
+  Golden g = golden("resnet8", 1);
+  g.weights.tensors.at("layer3.0.conv1.weight").values[17] *= -1.0f;  // one sign flipped
+  const Network net = build_from_file(*find_model("resnet8"), g.weights, "corrupted");
+  const KernelValidation v = validate_kernel(net, g.input.tensors.at("input"), g.expect, "cpu.00_reference");
+  INFO(describe(v));
+  CHECK_FALSE(v.pass);
+  CHECK(v.first_divergent == "layer3.0.conv1");
+
+  Golden bn = golden("resnet8", 3);  // a BatchNorm statistic is a weight too: folding must use it
+  bn.weights.tensors.at("layer3.0.bn2.running_var").values[3] *= 1.5f;
+  const Network net_bn = build_from_file(*find_model("resnet8"), bn.weights, "corrupted");
+  const KernelValidation v_bn = validate_kernel(net_bn, bn.input.tensors.at("input"), bn.expect, "cpu.00_reference");
+  CHECK_FALSE(v_bn.pass);
+  CHECK(v_bn.first_divergent == "avgpool");  // the first layer of the batch-3 set downstream of it
+}
+
+TEST_CASE("validate: layer comparison is relative to the reference's magnitude") {
+  const Tolerance t = tolerance_for(1.0);
+  const std::vector<float> ref{1000, -2000, 0, 500}, close{1000.01f, -2000, 0, 500};
+  const LayerComparison ok = compare_layer("big", close, ref, t);
+  CHECK(ok.pass);
+  CHECK(ok.max_abs == doctest::Approx(0.01).epsilon(0.01));
+  CHECK(ok.peak == 2000);
+  const std::vector<float> small_ref{1e-3f, -2e-3f, 0, 5e-4f}, small_off{1.1e-3f, -2e-3f, 0, 5e-4f};
+  const LayerComparison bad = compare_layer("small", small_off, small_ref, t);  // 10% off at a small scale
+  CHECK_FALSE(bad.pass);
+  CHECK(bad.max_rel == doctest::Approx(0.1).epsilon(0.01));
+  std::vector<float> nan = ref;
+  nan[2] = std::numeric_limits<float>::quiet_NaN();
+  CHECK_FALSE(compare_layer("nan", nan, ref, t).pass);
+  CHECK(tolerance_for(4.0).normalised == 4 * kNormalisedError);
+}
+
+TEST_CASE("validate: references that do not fit the network are errors") {
+  const Golden g = golden("lenet5", 1);
+  const Network lenet = build_from_file(*find_model("lenet5"), g.weights, "w");
+  const Network cnn = build_lab_cnn(seeded_weights(1));
+  CHECK_THROWS_WITH_AS(check_reference(cnn, g.input, g.expect),
+                       "input tensor has shape [1,1,28,28], lab-cnn needs N x 3 x 32 x 32", InputError);
+  TensorFile expect = g.expect;
+  expect.tensors["conv9"] = expect.tensors.at("output");
+  CHECK_THROWS_WITH_AS(check_reference(lenet, g.input, expect), "expect tensor 'conv9' is not a layer of lenet5",
+                       InputError);
+  expect = g.expect;
+  expect.tensors.erase("output");
+  CHECK_THROWS_WITH_AS(check_reference(lenet, g.input, expect), "the expect file has no tensor 'output'", InputError);
+}
