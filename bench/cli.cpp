@@ -30,6 +30,7 @@ struct RunOptions {
   std::string percentile = "linear";
   std::uint64_t seed = 1;
   std::string weights;  // safetensors state_dict; empty: seeded weights
+  bool per_layer = false;
   std::string json, csv;
 };
 
@@ -92,6 +93,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   config.method = parse_percentile_method(o.percentile);
   config.seed = o.seed;
   config.weights = o.weights;
+  config.per_layer = o.per_layer;
   if (o.kernels == "all") {
     config.kernels = kernels_for_model(o.model, config.backend);
   } else {
@@ -136,6 +138,10 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     }
     fmt::print("\n");
   }
+  for (const Result& r : results)
+    if (!r.layer_times.empty())
+      fmt::print("\nper layer: {} with {} at batch {} (median of {} timed passes; share of their sum)\n{}", o.model,
+                 r.kernel, r.batch, o.trials, describe(r.layer_times));
   fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
              " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
 
@@ -199,6 +205,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the deterministic weights and input")->capture_default_str();
   cmd.add_option("--weights", o.weights, "Weights from a safetensors state_dict (default: seeded)");
+  cmd.add_flag("--per-layer", o.per_layer, "Also time each layer: median and share of the forward pass");
   cmd.add_option("--json", o.json, "Write results as JSON (schema convlab/1)");
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
 }

@@ -77,6 +77,7 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
         r.latency = summarize(r.measurement.samples_ms, config.method);
         if (!r.measurement.device_samples_ms.empty())
           r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
+        if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
       } catch (const std::bad_alloc&) {
         r.status = ResultStatus::out_of_memory;
         r.error = fmt::format("out of memory at batch {}", batch);

@@ -22,6 +22,7 @@ struct LabConfig {
   PercentileMethod method = PercentileMethod::linear;
   std::uint64_t seed = 1;  // weights (unless `weights` names a file) and input
   std::string weights;     // a safetensors state_dict; empty: seeded weights
+  bool per_layer = false;  // also time each layer (a separate pass after the measured trials)
 };
 
 // The kernels of `backend` that support every conv layer of `model`, in list order.

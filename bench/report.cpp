@@ -87,6 +87,9 @@ nlohmann::json to_json(const Result& r) {
   if (m.device_memory.peak_bytes) j["memory"]["device_peak_bytes"] = *m.device_memory.peak_bytes;
   if (m.device_memory.in_use_bytes) j["memory"]["device_in_use_bytes"] = *m.device_memory.in_use_bytes;
   j["flags"] = r.flags();
+  for (const LayerTime& t : r.layer_times)  // only with --per-layer
+    j["per_layer"].push_back({{"layer", t.layer}, {"kind", to_string(t.kind)}, {"kernel", t.kernel},
+                              {"p50_ms", t.median_ms}, {"share", t.share}});
   return j;
 }
 

@@ -11,6 +11,7 @@
 
 #include "bench/environment.hpp"
 #include "bench/harness.hpp"
+#include "bench/per_layer.hpp"
 #include "bench/stats.hpp"
 #include "models/network.hpp"
 
@@ -34,6 +35,7 @@ struct Result {
   std::optional<Summary> device_latency;  // over measurement.device_samples_ms
   MemoryAccount model_memory;
   double flops_per_item = 0;
+  std::vector<LayerTime> layer_times;     // with --per-layer: each layer's median and share
 
   double per_item_ms() const { return latency.p50 / static_cast<double>(batch); }
   double throughput_items_per_s() const { return static_cast<double>(batch) * 1e3 / latency.p50; }

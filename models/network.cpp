@@ -1,5 +1,6 @@
 #include "models/network.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <numbers>
 
@@ -245,6 +246,17 @@ void NetworkPlan::run_layer(std::size_t i) {
 
 void NetworkPlan::forward() {
   for (std::size_t i = 0; i < net_.layers().size(); ++i) run_layer(i);
+}
+
+void NetworkPlan::forward_timed(std::span<double> layer_ms) {
+  if (layer_ms.size() != net_.layers().size())
+    throw InputError(fmt::format("forward_timed: {} slots for {} layers", layer_ms.size(), net_.layers().size()));
+  using Clock = std::chrono::steady_clock;
+  for (std::size_t i = 0; i < net_.layers().size(); ++i) {
+    const Clock::time_point start = Clock::now();
+    run_layer(i);  // CPU layers end with the OpenMP barrier: the layer is done when this returns
+    layer_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  }
 }
 
 }  // namespace convlab

@@ -110,6 +110,9 @@ class NetworkPlan {
 
   // One forward pass: input() -> output(). Allocates nothing.
   void forward();
+  // The same pass with each layer timed by steady_clock (ms into layer_ms, one per layer). A
+  // separate entry point so that the plain forward() pays nothing for it.
+  void forward_timed(std::span<double> layer_ms);
 
   Tensor& input() { return input_; }
   const Tensor& output() const { return activations_.back(); }

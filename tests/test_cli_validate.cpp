@@ -1,4 +1,4 @@
-// `convlab validate` and `run --weights` as a user meets them: exit 0 when all
+// `convlab validate`, `run --weights` and `run --per-layer` as a user meets them: exit 0 when all
 // pass, 1 when a kernel fails, 2 (one line) for bad usage or a bad file.
 #include <doctest/doctest.h>
 
@@ -58,4 +58,18 @@ TEST_CASE("cli run: --weights loads a state_dict, and a bad one exits 2") {
                                 "weights.safetensors");
   CHECK_MESSAGE(o.code == 0, o.err);
   check_usage_error("run --model resnet8 --weights /nonexistent/w.safetensors", "cannot read '/nonexistent/w.safetensors'");
+}
+
+TEST_CASE("cli run: --per-layer prints each layer's median and share, and writes them to JSON") {
+  const std::string json = (scratch() / "pl.json").string();
+  const Outcome o = run_convlab("run --model mobilenet-tiny --batch 1 --warmup 1 --trials 3 --threads 1 --per-layer --json " + json);
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("per layer: mobilenet-tiny with cpu.00_reference at batch 1") != std::string::npos);
+  CHECK(o.out.find("features.3.dw") != std::string::npos);
+  const auto layers = nlohmann::json::parse(slurp(json))["results"][0]["per_layer"];
+  REQUIRE(layers.size() == 13);
+  double share = 0;
+  for (const auto& l : layers) share += l["share"].get<double>();
+  CHECK(share == doctest::Approx(1.0));
+  CHECK(layers[0]["kernel"] == "cpu.00_reference");
 }
