@@ -102,3 +102,17 @@ TEST_CASE("network: bad plans are errors") {
   CHECK(find_model("lab-cnn") != nullptr);
   CHECK(find_model("resnet-9000") == nullptr);
 }
+
+TEST_CASE("network: the timed forward pass computes the same outputs and times every layer") {
+  const Network net = build_resnet8(seeded_weights(2));
+  NetworkPlan plain(net, 2, {}), timed(net, 2, {});
+  fill_uniform(plain.input().span(), 2, 0);
+  fill_uniform(timed.input().span(), 2, 0);
+  plain.forward();
+  std::vector<double> ms(net.layers().size(), -1.0);
+  timed.forward_timed(ms);
+  for (std::int64_t i = 0; i < plain.output().elems(); ++i) CHECK(plain.output().data()[i] == timed.output().data()[i]);
+  for (double t : ms) CHECK(t >= 0.0);
+  std::vector<double> too_few(3);
+  CHECK_THROWS_AS(timed.forward_timed(too_few), InputError);
+}
