@@ -35,7 +35,8 @@ def write_safetensors(path, tensors, metadata):
         pass
     header, chunks, offset = {"__metadata__": metadata}, [], 0
     for name, t in tensors.items():
-        raw = t.detach().contiguous().cpu().numpy().astype(t.numpy().dtype.newbyteorder("<")).tobytes()
+        array = t.detach().contiguous().cpu().numpy()
+        raw = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()  # the format is little-endian
         header[name] = {"dtype": DTYPES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(raw)]}
         chunks.append(raw)
         offset += len(raw)
