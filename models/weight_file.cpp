@@ -17,6 +17,13 @@ bool ignored(const std::string& name) {  // a training counter, not a parameter
 }
 
 // What the builder asked for and what went wrong, gathered so one error can list every problem.
+// At most `most` entries, then how many more: one readable line even for a wholly wrong state_dict.
+std::string listed(const std::vector<std::string>& items, std::size_t most = 8) {
+  if (items.size() <= most) return fmt::format("{}", fmt::join(items, ", "));
+  return fmt::format("{}, … ({} more)", fmt::join(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(most), ", "),
+                     items.size() - most);
+}
+
 struct Audit {
   std::set<std::string> used;
   std::vector<std::string> missing, mismatched;
@@ -52,9 +59,9 @@ Network build_from_file(const ModelInfo& model, const TensorFile& file, const st
   for (const auto& [name, t] : file.tensors)
     if (!audit->used.contains(name) && !ignored(name)) extra.push_back("'" + name + "'");
   std::vector<std::string> problems;
-  if (!audit->missing.empty()) problems.push_back(fmt::format("missing {}", fmt::join(audit->missing, ", ")));
-  if (!extra.empty()) problems.push_back(fmt::format("extra {}", fmt::join(extra, ", ")));
-  for (const std::string& m : audit->mismatched) problems.push_back(m);
+  if (!audit->missing.empty()) problems.push_back("missing " + listed(audit->missing));
+  if (!extra.empty()) problems.push_back("extra " + listed(extra));
+  if (!audit->mismatched.empty()) problems.push_back(listed(audit->mismatched, 4));
   if (!problems.empty())
     throw InputError(fmt::format("{}: not a {} state_dict: {}", label, model.name, fmt::join(problems, "; ")));
   return net;

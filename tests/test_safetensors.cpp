@@ -154,7 +154,12 @@ TEST_CASE("weights: a state_dict loads by name, and missing, extra, misshapen an
   CHECK_THROWS_WITH_AS(build_from_file(lenet, dtype, "sd"),
                        "sd: not a lenet5 state_dict: 'fc3.bias' has dtype I32 (need F32, F16 or F64)", InputError);
   // another architecture's weights: every problem in one message
-  CHECK_THROWS_WITH_AS(build_from_file(*find_model("resnet8"), sd, "sd"), doctest::Contains("missing 'conv1.weight'"),
+  CHECK_THROWS_WITH_AS(build_from_file(*find_model("resnet8"), sd, "sd"),
+                       "sd: not a resnet8 state_dict: missing 'bn1.weight' [16], 'bn1.bias' [16], 'bn1.running_mean' [16], "
+                       "'bn1.running_var' [16], 'layer1.0.conv1.weight' [16, 16, 3, 3], 'layer1.0.bn1.weight' [16], "
+                       "'layer1.0.bn1.bias' [16], 'layer1.0.bn1.running_mean' [16], … (38 more); extra 'conv1.bias', "
+                       "'conv2.bias', 'conv2.weight', 'fc1.bias', 'fc1.weight', 'fc2.bias', 'fc2.weight', 'fc3.bias', "
+                       "… (1 more); 'conv1.weight' has shape [6, 1, 5, 5], the network needs [16, 3, 3, 3]",
                        InputError);
 }
 

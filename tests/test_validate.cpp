@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "bench/validate.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"
@@ -20,10 +22,9 @@ struct Golden {
 };
 
 Golden golden(const std::string& model, int batch) {
-  const std::string dir = kData + "/" + model + "/";
-  const std::string b = "b" + std::to_string(batch) + "/";
-  return {read_safetensors(dir + "weights.safetensors"), read_safetensors(dir + b + "input.safetensors"),
-          read_safetensors(dir + b + "expect.safetensors")};
+  const std::string dir = fmt::format("{}/{}/", kData, model);  // fmt: GCC 12 warns falsely on "b" + to_string
+  return {read_safetensors(dir + "weights.safetensors"), read_safetensors(fmt::format("{}b{}/input.safetensors", dir, batch)),
+          read_safetensors(fmt::format("{}b{}/expect.safetensors", dir, batch))};
 }
 
 void validate_every_cpu_kernel(const std::string& model) {
