@@ -63,7 +63,8 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
     for (const std::int64_t batch : config.batches) {
       Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
                .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
-               .method = config.method, .flops_per_item = net.flops_per_item()};
+               .method = config.method, .flops_per_item = net.flops_per_item(),
+               .peak_gflops = config.peak_gflops};
       try {
         NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
         for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, whatever the batch

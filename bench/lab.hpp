@@ -21,6 +21,7 @@ struct LabConfig {
   Protocol protocol;
   PercentileMethod method = PercentileMethod::linear;
   std::uint64_t seed = 1;  // weights and input
+  double peak_gflops = 0;  // the measured all-threads FMA peak, for % of peak; 0: not measured
 };
 
 // The kernels of `backend` that support every conv layer of `model`, in list order.
