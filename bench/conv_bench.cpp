@@ -25,7 +25,12 @@ std::vector<NamedProblem> read_problems(const std::string& path) {
     if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     const auto start = line.find_first_not_of(" \t\r");
     if (start == std::string::npos) continue;
-    const auto end = line.find_first_of(" \t\r", start);
+    // The descriptor ends at the first blank outside a quoted name (n"resnet-like 56x56").
+    auto end = std::string::npos;
+    for (std::size_t i = start, quotes = 0; i < line.size() && end == std::string::npos; ++i) {
+      if (line[i] == '"') ++quotes;
+      if (quotes % 2 == 0 && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) end = i;
+    }
     NamedProblem np;
     try {
       np.problem = parse_problem(line.substr(start, end == std::string::npos ? std::string::npos : end - start));
