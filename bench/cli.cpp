@@ -31,6 +31,7 @@ struct RunOptions {
   std::string percentile = "linear";
   std::uint64_t seed = 1;
   std::string json, csv;
+  bool explain = false;
 };
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -131,8 +132,10 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
              o.backend, o.warmup, o.trials, to_string(config.method));
   std::fputs(table_header().c_str(), stdout);
-  const auto results = run_lab(config, [](const Result& r) {
+  const auto results = run_lab(config, [&o](const Result& r) {
     std::fputs(table_row(r).c_str(), stdout);
+    if (o.explain)
+      for (const std::string& choice : r.choices) fmt::print("    {}\n", choice);
     std::fflush(stdout);
   });
 
@@ -285,6 +288,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--seed", o.seed, "Seed of the deterministic weights and input")->capture_default_str();
   cmd.add_option("--json", o.json, "Write results as JSON (schema convlab/1)");
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
+  cmd.add_flag("--explain", o.explain, "Print what cpu.auto chose for each layer, and the timings behind it");
 }
 
 }  // namespace

@@ -72,6 +72,9 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
                                                    static_cast<std::size_t>(net.input_item().elems())),
                        config.seed, 0);
         r.model_memory = plan.memory();
+        for (std::size_t i = 0; i < net.layers().size(); ++i)
+          if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
+            r.choices.push_back(net.layers()[i].name + ": " + why);
         r.measurement = measure([&plan] { plan.forward(); }, *device, config.protocol, clock);
         r.latency = summarize(r.measurement.samples_ms, config.method);
         if (!r.measurement.device_samples_ms.empty())

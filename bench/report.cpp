@@ -81,6 +81,7 @@ nlohmann::json to_json(const Result& r) {
   j["flops_per_item"] = r.flops_per_item;
   j["gflops"] = r.gflops();
   if (r.peak_gflops > 0) j["percent_of_peak"] = r.percent_of_peak();
+  if (!r.choices.empty()) j["kernel_choices"] = r.choices;
   if (r.accuracy)
     j["error_vs_reference"] = {{"max_abs", r.accuracy->max_abs},   {"max_rel", r.accuracy->max_rel},
                                {"normalised", r.accuracy->normalised}, {"checked_outputs", r.accuracy->checked},

@@ -48,6 +48,7 @@ struct Result {
   double flops_per_item = 0;
   double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
   std::optional<ErrorStats> accuracy;  // against cpu.00_reference, where checked
+  std::vector<std::string> choices;    // "conv1: chose ..." for kernels that choose (cpu.auto)
 
   double gflops() const { return flops_per_item * static_cast<double>(batch) / (latency.p50 * 1e6); }
   double percent_of_peak() const { return peak_gflops > 0 ? 100.0 * gflops() / peak_gflops : 0.0; }

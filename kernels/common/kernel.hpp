@@ -51,6 +51,8 @@ class PlannedConv {
   // The timed forward. input: problem.input_elems() floats, NCHW; output: output_elems(), NCHW.
   // On the CPU these are host pointers; a GPU backend's kernels receive device pointers.
   virtual void run(const float* input, float* output, void* workspace) const = 0;
+  // Why plan chose what it chose, for kernels that choose (cpu.auto); empty otherwise.
+  virtual std::string explain() const { return {}; }
 };
 
 struct KernelInfo {
