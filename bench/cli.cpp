@@ -9,8 +9,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/conv_bench.hpp"
 #include "bench/lab.hpp"
 #include "bench/validate_command.hpp"
+#include "bench/peak.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
@@ -32,6 +34,7 @@ struct RunOptions {
   std::string weights;  // safetensors state_dict; empty: seeded weights
   bool per_layer = false;
   std::string json, csv;
+  bool explain = false;
 };
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -75,6 +78,17 @@ void set_threads(int threads) {
   if (threads > 0) omp_set_num_threads(threads);
 }
 
+void print_flag_legend() {
+  fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
+             " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
+}
+
+void write_csv(const std::string& path, const std::vector<Result>& results) {
+  std::string csv = csv_header();
+  for (const Result& r : results) csv += csv_row(r);
+  write_file_atomically(path, csv);
+}
+
 // Shared by `convlab` (the default lab) and `convlab run`.
 int run_lab_command(const RunOptions& o, bool teaching_summary) {
   if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} must be 0 or more", o.warmup));
@@ -115,12 +129,18 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     if (!path.empty()) write_file_atomically(path, "");
 
   const Environment env = collect_environment();
+  const Peak peak = measure_peak(/*quick=*/true);
+  config.peak_gflops = peak.gflops_all;
   std::fputs(describe(env).c_str(), stdout);
+  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now; `convlab peak` for the full measurement)\n",
+             peak.gflops_all, peak.threads);
   fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
              o.backend, o.warmup, o.trials, to_string(config.method));
   std::fputs(table_header().c_str(), stdout);
-  const auto results = run_lab(config, [](const Result& r) {
+  const auto results = run_lab(config, [&o](const Result& r) {
     std::fputs(table_row(r).c_str(), stdout);
+    if (o.explain)
+      for (const std::string& choice : r.choices) fmt::print("    {}\n", choice);
     std::fflush(stdout);
   });
 
@@ -142,26 +162,97 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     if (!r.layer_times.empty())
       fmt::print("\nper layer: {} with {} at batch {} (median of {} timed passes; share of their sum)\n{}", o.model,
                  r.kernel, r.batch, o.trials, describe(r.layer_times));
-  fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
-             " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
-
-  if (!o.json.empty()) write_file_atomically(o.json, results_document(env, results).dump(2) + "\n");
-  if (!o.csv.empty()) {
-    std::string csv = csv_header();
-    for (const Result& r : results) csv += csv_row(r);
-    write_file_atomically(o.csv, csv);
-  }
+  print_flag_legend();
+  if (!o.json.empty()) write_file_atomically(o.json, results_document(env, &peak, results).dump(2) + "\n");
+  if (!o.csv.empty()) write_csv(o.csv, results);
   for (const Result& r : results)
     if (r.status != ResultStatus::ok) return kExitPartial;
   return kExitOk;
 }
 
+struct ConvOptions {
+  std::string problem, problems_file;
+  std::string batches;  // empty: each descriptor's mb
+  std::string kernels = "all";
+  int warmup = 10;
+  int trials = 50;
+  int threads = 0;
+  std::string percentile = "linear";
+  std::uint64_t seed = 1;
+  std::string json, csv;
+};
+
+int conv_command(const ConvOptions& o) {
+  if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} must be 0 or more", o.warmup));
+  if (o.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", o.trials));
+  if (o.problem.empty() == o.problems_file.empty())
+    throw InputError("conv needs exactly one of --problem DESCRIPTOR or --problems FILE");
+  set_threads(o.threads);
+  ConvBenchConfig config;
+  config.problems = o.problem.empty() ? read_problems(o.problems_file)
+                                      : std::vector<NamedProblem>{{parse_problem(o.problem), ""}};
+  if (!o.batches.empty()) config.batches = parse_batches(o.batches);
+  if (o.kernels != "all") {
+    config.kernels = split(o.kernels, ',');
+    for (const std::string& id : config.kernels)
+      if (find_kernel(id) == nullptr)
+        throw InputError(fmt::format("--kernel: unknown kernel '{}' (choices: {})", id, kernel_choices(Backend::cpu)));
+  }
+  config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.method = parse_percentile_method(o.percentile);
+  config.seed = o.seed;
+  for (const std::string& path : {o.json, o.csv})
+    if (!path.empty()) write_file_atomically(path, "");
+
+  const Environment env = collect_environment();
+  const Peak peak = measure_peak(/*quick=*/true);
+  config.peak_gflops = peak.gflops_all;
+  std::fputs(describe(env).c_str(), stdout);
+  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now)\n", peak.gflops_all, peak.threads);
+  fmt::print("protocol: warmup {}, {} trials, outputs checked against cpu.00_reference before timing\n", o.warmup,
+             o.trials);
+  std::vector<Result> results;
+  for (const NamedProblem& np : config.problems) {
+    ConvBenchConfig one = config;
+    one.problems = {np};
+    const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
+    for (const std::int64_t batch : batches) {
+      one.batches = {batch};
+      const auto measured = run_conv_bench(one, {});
+      std::fputs(conv_table_block(np, batch, measured).c_str(), stdout);
+      std::fflush(stdout);
+      results.insert(results.end(), measured.begin(), measured.end());
+    }
+  }
+  print_flag_legend();
+  if (!o.json.empty()) write_file_atomically(o.json, results_document(env, &peak, results).dump(2) + "\n");
+  if (!o.csv.empty()) write_csv(o.csv, results);
+  for (const Result& r : results)
+    if (r.status != ResultStatus::ok) return kExitPartial;
+  return kExitOk;
+}
+
+int peak_command(int threads) {
+  set_threads(threads);
+  const Peak p = measure_peak(/*quick=*/false);
+  fmt::print("FP32 FMA peak ({} lanes per SIMD register, this build's ISA):\n"
+             "  1 thread:   {:8.1f} GFLOP/s\n"
+             "  {} threads: {:8.1f} GFLOP/s\n"
+             "memory bandwidth ({} threads, 256 MiB arrays):\n"
+             "  read:       {:8.1f} GB/s\n"
+             "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"
+             "best of 5 repetitions each; machine balance {:.1f} FLOP per byte read\n",
+             p.simd_lanes, p.gflops_one, p.threads, p.gflops_all, p.threads, p.read_gbs, p.triad_gbs,
+             p.gflops_all / p.read_gbs);
+  return kExitOk;
+}
+
 int list_kernels() {
-  fmt::print("{:<22} {:<7} {:<10} {:<14} {}\n", "id", "backend", "available", "deterministic", "summary");
+  fmt::print("{:<24} {:<7} {:<9} {:<10} {:<14} {}\n", "id", "backend", "kind", "available", "deterministic", "summary");
   for (const KernelInfo& k : all_kernels()) {
     const BackendStatus status = backend_status(k.backend);
-    fmt::print("{:<22} {:<7} {:<10} {:<14} {}\n", k.id, to_string(k.backend), status.available ? "yes" : "no",
-               k.deterministic ? "yes" : "no", k.summary);
+    fmt::print("{:<24} {:<7} {:<9} {:<10} {:<14} {}\n", k.id, to_string(k.backend), k.baseline ? "baseline" : "ours",
+               status.available ? "yes" : "no", k.deterministic ? "yes" : "no", k.summary);
   }
   for (Backend b : {Backend::cuda, Backend::metal})
     if (const BackendStatus s = backend_status(b); !s.available) fmt::print("{}: {}\n", to_string(b), s.detail);
@@ -208,6 +299,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_flag("--per-layer", o.per_layer, "Also time each layer: median and share of the forward pass");
   cmd.add_option("--json", o.json, "Write results as JSON (schema convlab/1)");
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
+  cmd.add_flag("--explain", o.explain, "Print what cpu.auto chose for each layer, and the timings behind it");
 }
 
 }  // namespace
@@ -232,6 +324,22 @@ int run_cli(int argc, char** argv) {
   CLI::App* env = app.add_subcommand("env", "Describe this machine and build");
   bool env_json = false;
   env->add_flag("--json", env_json, "Print the report context as JSON");
+  ConvOptions conv_options;
+  CLI::App* conv = app.add_subcommand("conv", "Time single convolutions: every kernel, checked, against oneDNN");
+  conv->add_option("--problem", conv_options.problem, "A benchdnn descriptor, e.g. mb32ic64ih56oc64oh56kh3ph1");
+  conv->add_option("--problems", conv_options.problems_file, "A file of descriptors, one per line, role after it");
+  conv->add_option("--batch", conv_options.batches, "Batch sizes overriding the descriptors' mb, comma-separated");
+  conv->add_option("--kernel", conv_options.kernels, "Kernel id(s), comma-separated, or all")->capture_default_str();
+  conv->add_option("--warmup", conv_options.warmup, "Untimed runs before the trials")->capture_default_str();
+  conv->add_option("--trials", conv_options.trials, "Timed runs per kernel")->capture_default_str();
+  conv->add_option("--threads", conv_options.threads, "CPU threads (default: all cores)");
+  conv->add_option("--percentile", conv_options.percentile, "linear or nearest-rank")->capture_default_str();
+  conv->add_option("--seed", conv_options.seed, "Seed of the input and weights")->capture_default_str();
+  conv->add_option("--json", conv_options.json, "Write results as JSON (schema convlab/1)");
+  conv->add_option("--csv", conv_options.csv, "Write results as CSV");
+  int peak_threads = 0;
+  CLI::App* peak = app.add_subcommand("peak", "Measure this machine's FP32 FMA peak and memory bandwidth");
+  peak->add_option("--threads", peak_threads, "CPU threads (default: all cores)");
   int overhead_trials = 100000;
   CLI::App* overhead = app.add_subcommand("overhead", "Measure the harness's own cost per trial");
   overhead->add_option("--trials", overhead_trials, "Empty trials to time")->capture_default_str();
@@ -240,6 +348,8 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
     if (*run) return run_lab_command(run_options, false);
     if (*validate) return run_validate(validate_options);
+    if (*conv) return conv_command(conv_options);
+    if (*peak) return peak_command(peak_threads);
     if (*kernels) return list_kernels();
     if (*models) return list_models();
     if (*env) {

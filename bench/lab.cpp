@@ -65,7 +65,8 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
     for (const std::int64_t batch : config.batches) {
       Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
                .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
-               .method = config.method, .flops_per_item = net.flops_per_item()};
+               .method = config.method, .flops_per_item = net.flops_per_item(),
+               .peak_gflops = config.peak_gflops};
       try {
         NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
         for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, whatever the batch
@@ -73,6 +74,9 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
                                                    static_cast<std::size_t>(net.input_item().elems())),
                        config.seed, 0);
         r.model_memory = plan.memory();
+        for (std::size_t i = 0; i < net.layers().size(); ++i)
+          if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
+            r.choices.push_back(net.layers()[i].name + ": " + why);
         r.measurement = measure([&plan] { plan.forward(); }, *device, config.protocol, clock);
         r.latency = summarize(r.measurement.samples_ms, config.method);
         if (!r.measurement.device_samples_ms.empty())

@@ -23,6 +23,7 @@ struct LabConfig {
   std::uint64_t seed = 1;  // weights (unless `weights` names a file) and input
   std::string weights;     // a safetensors state_dict; empty: seeded weights
   bool per_layer = false;  // also time each layer (a separate pass after the measured trials)
+  double peak_gflops = 0;  // the measured all-threads FMA peak, for % of peak; 0: not measured
 };
 
 // The kernels of `backend` that support every conv layer of `model`, in list order.

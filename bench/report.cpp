@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/peak.hpp"
 #include "kernels/common/error.hpp"
 
 namespace convlab {
@@ -35,28 +36,30 @@ std::string joined(const std::vector<std::string>& items, std::string_view sep) 
 }  // namespace
 
 std::string table_header() {
-  return fmt::format("{:<18} {:>5} {:>10} {:>10} {:>10} {:>12} {:>9} {:>10} {:>9}  {}\n", "kernel", "batch",
-                     "p50 ms", "p95 ms", "ms/item", "items/s", "GFLOP/s", "cold ms", "peak MiB", "flags");
+  return fmt::format("{:<24} {:>5} {:>10} {:>10} {:>10} {:>11} {:>8} {:>6} {:>9} {:>8}  {}\n", "kernel", "batch",
+                     "p50 ms", "p95 ms", "ms/item", "items/s", "GFLOP/s", "%peak", "cold ms", "peak MiB", "flags");
 }
 
 std::string table_row(const Result& r) {
   if (r.status != ResultStatus::ok)
-    return fmt::format("{:<18} {:>5} {}\n", r.kernel, r.batch, r.error);
-  const double gflops = r.flops_per_item * static_cast<double>(r.batch) / (r.latency.p50 * 1e6);
-  return fmt::format("{:<18} {:>5} {:>10.3f} {:>10.3f} {:>10.4f} {:>12.1f} {:>9.2f} {:>10.3f} {:>9.1f}  {}\n",
+    return fmt::format("{:<24} {:>5} {}\n", r.kernel, r.batch, r.error);
+  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>10.4f} {:>11.1f} {:>8.2f} {:>6.1f} {:>9.3f} {:>8.1f}  {}\n",
                      r.kernel, r.batch, r.latency.p50, r.latency.p95, r.per_item_ms(), r.throughput_items_per_s(),
-                     gflops, r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes), joined(r.flags(), ","));
+                     r.gflops(), r.percent_of_peak(), r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
+                     joined(r.flags(), ","));
 }
 
 nlohmann::json to_json(const Result& r) {
-  nlohmann::json j = {
-      {"model", r.model},
-      {"backend", r.backend},
+  nlohmann::json j = {{"backend", r.backend}};
+  if (!r.model.empty()) j["model"] = r.model;
+  if (!r.problem.empty()) j["problem"] = r.problem;
+  if (!r.role.empty()) j["role"] = r.role;
+  j.update({
       {"kernel", r.kernel},
       {"batch", r.batch},
       {"threads", r.threads},
       {"status", to_string(r.status)},
-  };
+  });
   if (r.status != ResultStatus::ok) {
     j["error"] = r.error;
     return j;
@@ -76,6 +79,13 @@ nlohmann::json to_json(const Result& r) {
   j["per_item_ms"] = r.per_item_ms();
   j["throughput_items_per_s"] = r.throughput_items_per_s();
   j["flops_per_item"] = r.flops_per_item;
+  j["gflops"] = r.gflops();
+  if (r.peak_gflops > 0) j["percent_of_peak"] = r.percent_of_peak();
+  if (!r.choices.empty()) j["kernel_choices"] = r.choices;
+  if (r.accuracy)
+    j["error_vs_reference"] = {{"max_abs", r.accuracy->max_abs},   {"max_rel", r.accuracy->max_rel},
+                               {"normalised", r.accuracy->normalised}, {"checked_outputs", r.accuracy->checked},
+                               {"sampled", r.accuracy->sampled}};
   j["memory"] = {
       {"rss_before_bytes", m.rss_before_bytes},
       {"rss_after_bytes", m.rss_after_bytes},
@@ -93,29 +103,34 @@ nlohmann::json to_json(const Result& r) {
   return j;
 }
 
-nlohmann::json results_document(const Environment& env, const std::vector<Result>& results) {
+nlohmann::json results_document(const Environment& env, const Peak* peak, const std::vector<Result>& results) {
   nlohmann::json doc = {{"schema", kSchema}, {"context", to_json(env)}, {"results", nlohmann::json::array()}};
+  if (peak != nullptr) doc["context"]["peak"] = to_json(*peak);
   for (const Result& r : results) doc["results"].push_back(to_json(r));
   return doc;
 }
 
 std::string csv_header() {
-  return "model,backend,kernel,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
+  return "model,problem,backend,kernel,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
          "mean_ms,std_ms,min_ms,max_ms,cold_ms,per_item_ms,throughput_items_per_s,rss_before_bytes,"
-         "rss_after_bytes,peak_rss_bytes,weights_bytes,activations_bytes,workspace_bytes,flags\n";
+         "rss_after_bytes,peak_rss_bytes,weights_bytes,activations_bytes,workspace_bytes,gflops,percent_of_peak,"
+         "max_abs_error,normalised_error,flags\n";
 }
 
 std::string csv_row(const Result& r) {
   const Measurement& m = r.measurement;
-  std::string row = fmt::format("{},{},{},{},{},{}", r.model, r.backend, r.kernel, r.batch, r.threads, to_string(r.status));
-  if (r.status != ResultStatus::ok) return row + std::string(21, ',') + "\n";
+  std::string row = fmt::format("{},{},{},{},{},{},{}", r.model, r.problem, r.backend, r.kernel, r.batch, r.threads,
+                                to_string(r.status));
+  if (r.status != ResultStatus::ok) return row + std::string(25, ',') + "\n";
   const Summary& s = r.latency;
-  row += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", r.protocol.warmup,
+  row += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", r.protocol.warmup,
                      r.protocol.trials, to_string(r.method), s.p50, s.p90, s.p95, s.p99, s.mean, s.std, s.min,
                      s.max, m.cold_ms, r.per_item_ms(), r.throughput_items_per_s(), m.rss_before_bytes,
                      m.rss_after_bytes, m.peak_rss_bytes, r.model_memory.weights_bytes,
-                     r.model_memory.activations_bytes, r.model_memory.workspace_bytes, joined(r.flags(), ";"));
-  return row + "\n";
+                     r.model_memory.activations_bytes, r.model_memory.workspace_bytes, r.gflops(),
+                     r.percent_of_peak());
+  row += r.accuracy ? fmt::format("{},{},", r.accuracy->max_abs, r.accuracy->normalised) : std::string(",,");
+  return row + joined(r.flags(), ";") + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

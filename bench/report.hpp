@@ -22,8 +22,20 @@ inline constexpr const char* kSchema = "convlab/1";
 enum class ResultStatus { ok, out_of_memory };
 std::string_view to_string(ResultStatus status);
 
+// How far a kernel's output is from the oracle's on the same input.
+struct ErrorStats {
+  double max_abs = 0;
+  double max_rel = 0;     // max |out - ref| / max(|ref|, 1e-6): large only where ref is near zero
+  double normalised = 0;  // ||out - ref||_2 / ||ref||_2
+  std::int64_t checked = 0;  // outputs compared
+  bool sampled = false;      // true when only a sample of the outputs was compared
+};
+
 struct Result {
-  std::string model, backend, kernel;
+  std::string model;    // the network, or empty for a single convolution
+  std::string problem;  // the benchdnn descriptor, for a single convolution
+  std::string role;     // e.g. "first layer", for a single convolution
+  std::string backend, kernel;
   std::int64_t batch = 0;
   int threads = 0;
   ResultStatus status = ResultStatus::ok;
@@ -35,7 +47,13 @@ struct Result {
   std::optional<Summary> device_latency;  // over measurement.device_samples_ms
   MemoryAccount model_memory;
   double flops_per_item = 0;
-  std::vector<LayerTime> layer_times;     // with --per-layer: each layer's median and share
+  double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
+  std::optional<ErrorStats> accuracy;  // against cpu.00_reference, where checked
+  std::vector<std::string> choices;    // "conv1: chose ..." for kernels that choose (cpu.auto)
+  std::vector<LayerTime> layer_times;  // with --per-layer: each layer's median and share
+
+  double gflops() const { return flops_per_item * static_cast<double>(batch) / (latency.p50 * 1e6); }
+  double percent_of_peak() const { return peak_gflops > 0 ? 100.0 * gflops() / peak_gflops : 0.0; }
 
   double per_item_ms() const { return latency.p50 / static_cast<double>(batch); }
   double throughput_items_per_s() const { return static_cast<double>(batch) * 1e3 / latency.p50; }
@@ -47,7 +65,9 @@ std::string table_header();
 std::string table_row(const Result& r);
 
 nlohmann::json to_json(const Result& r);
-nlohmann::json results_document(const Environment& env, const std::vector<Result>& results);
+struct Peak;
+// `peak` may be null (not measured).
+nlohmann::json results_document(const Environment& env, const Peak* peak, const std::vector<Result>& results);
 std::string csv_header();
 std::string csv_row(const Result& r);
 

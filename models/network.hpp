@@ -121,6 +121,8 @@ class NetworkPlan {
   const MemoryAccount& memory() const { return memory_; }
   // The kernel id each conv layer runs, in layer order (empty for non-conv layers).
   const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
+  // What a choosing kernel (cpu.auto) chose for conv layer `layer`, and why; empty otherwise.
+  std::string explain(int layer) const { return convs_.at(layer) ? convs_[layer]->explain() : std::string(); }
 
  private:
   const float* input_of(int index) const;

@@ -63,8 +63,9 @@ TEST_CASE("cli: an unavailable backend is skipped with its reason, not crashed o
 TEST_CASE("cli: a run writes JSON and CSV with every trial") {
   const fs::path dir = scratch();
   const std::string json = (dir / "r.json").string(), csv = (dir / "r.csv").string();
-  const Outcome o = run_convlab("run --model lab-cnn --batch 1,3 --warmup 2 --trials 9 --threads 1 --json " + json +
-                            " --csv " + csv);
+  // One kernel, so the result count is batches, whatever other kernels the list holds.
+  const Outcome o = run_convlab("run --model lab-cnn --kernel cpu.00_reference --batch 1,3 --warmup 2 --trials 9 "
+                                "--threads 1 --json " + json + " --csv " + csv);
   REQUIRE(o.code == 0);
   CHECK(o.out.find("cpu.00_reference") != std::string::npos);
   const auto doc = nlohmann::json::parse(slurp(json));
@@ -80,7 +81,8 @@ TEST_CASE("cli: a run writes JSON and CSV with every trial") {
 TEST_CASE("cli: a batch that does not fit is reported, the others are measured, exit 3") {
   const fs::path dir = scratch();
   const std::string json = (dir / "oom.json").string();
-  const Outcome o = run_convlab("run --batch 1,100000000000,2 --warmup 0 --trials 2 --json " + json);
+  const Outcome o =
+      run_convlab("run --kernel cpu.00_reference --batch 1,100000000000,2 --warmup 0 --trials 2 --json " + json);
   CHECK(o.code == 3);
   CHECK(o.out.find("out of memory at batch 100000000000") != std::string::npos);
   const auto doc = nlohmann::json::parse(slurp(json));
@@ -88,4 +90,37 @@ TEST_CASE("cli: a batch that does not fit is reported, the others are measured, 
   CHECK(doc["results"][0]["status"] == "ok");
   CHECK(doc["results"][1]["status"] == "out_of_memory");
   CHECK(doc["results"][2]["status"] == "ok");
+}
+
+TEST_CASE("cli: conv times single convolutions, checked against the oracle") {
+  const fs::path dir = scratch();
+  const std::string json = (dir / "conv.json").string();
+  const Outcome o = run_convlab("conv --problem mb2ic8ih9oc8oh9kh3ph1 --batch 1,2 --warmup 1 --trials 3 --json " + json);
+  REQUIRE(o.code == 0);
+  CHECK(o.out.find("mb1ic8ih9oc8oh9kh3ph1") != std::string::npos);
+  CHECK(o.out.find("vs onednn") != std::string::npos);
+  const auto doc = nlohmann::json::parse(slurp(json));
+  CHECK(doc["context"].contains("peak"));
+  REQUIRE(doc["results"].size() >= 2);
+  const auto& r = doc["results"][0];
+  CHECK(r["problem"] == "mb1ic8ih9oc8oh9kh3ph1");
+  CHECK(r["samples_ms"].size() == 3);
+  CHECK(r["error_vs_reference"]["sampled"] == false);
+  CHECK(r["error_vs_reference"]["max_abs"].get<double>() < 1e-4);
+  CHECK(r["percent_of_peak"].get<double>() > 0);
+}
+
+TEST_CASE("cli: conv's bad input exits 2 with the file and line") {
+  const fs::path dir = scratch();
+  const fs::path bad = dir / "bad.txt";
+  std::ofstream(bad) << "# a comment\n\nmb1ic3ih8oc4kh3  a role\nmb1ic3ih8oc4kq3\n";
+  check_usage_error("conv --problems " + bad.string(), bad.string() + ":4: bad problem descriptor 'mb1ic3ih8oc4kq3'");
+  check_usage_error("conv", "conv needs exactly one of --problem DESCRIPTOR or --problems FILE");
+  check_usage_error("conv --problem mb1ic3ih8oc4kh3 --problems " + bad.string(), "exactly one of");
+  check_usage_error("conv --problems /nonexistent/problems.txt", "--problems: cannot read '/nonexistent/problems.txt'");
+  check_usage_error("conv --problem mb1ic3ih8oc4kh3 --kernel cpu.77_x", "unknown kernel 'cpu.77_x'");
+  check_usage_error("conv --problem ic3ih8oc4kh9", "larger than the padded input");
+  const fs::path empty = dir / "empty.txt";
+  std::ofstream(empty) << "# nothing\n";
+  check_usage_error("conv --problems " + empty.string(), "holds no problem");
 }

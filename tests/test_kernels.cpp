@@ -10,6 +10,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <vector>
 
 #include <fmt/format.h>
@@ -39,11 +42,104 @@ const SweepShape kSweep[] = {
     {"5x5 (LeNet)", "mb2ic1ih28oc6oh28kh5ph2"},
     {"odd sizes, no padding", "mb3ic5ih13iw11oc7oh11ow9kh3"},
     {"batch 1", "mb1ic16ih15oc24oh15kh3ph1"},
+    {"depthwise wide rows, 5x3 dilated, stride 2", "g8mb2ic8ih11iw70oc8kh5kw3sw2ph2pw1dw1"},
+    {"depthwise stride 3, no padding", "g4mb1ic4ih9iw100oc4kh3sh3sw3"},
+    {"pointwise deep: channel blocks, row and column tails", "mb2ic300ih7iw9oc13kh1"},
+    {"pointwise wide: several row and column blocks", "mb1ic70ih20iw30oc100kh1"},
+    {"pointwise strided, odd sizes", "mb2ic20ih15iw17oc10kh1sh2sw3"},
 };
+
+// Errors of one kernel on one problem, judged against its error bound.
+struct Comparison {
+  std::size_t outside_bound = 0;
+  double max_abs = 0, max_rel = 0, diff2 = 0, ref2 = 0;
+  void add(const Comparison& o) {
+    outside_bound += o.outside_bound;
+    max_abs = std::max(max_abs, o.max_abs);
+    max_rel = std::max(max_rel, o.max_rel);
+    diff2 += o.diff2;
+    ref2 += o.ref2;
+  }
+  double normalised() const { return ref2 > 0 ? std::sqrt(diff2 / ref2) : 0; }
+};
+
+Comparison compare_with_reference(const KernelInfo& kernel, const ConvProblem& p, Activation activation,
+                                  std::uint64_t stream) {
+  const KernelInfo& reference = *find_kernel("cpu.00_reference");
+  const auto in = test::random_values(p.input_elems(), stream);
+  const auto w = test::random_values(p.weight_elems(), stream + 1);
+  const auto b = test::random_values(p.k, stream + 2);
+  const auto want = test::run_kernel(reference, p, in, w, b, activation);
+  const auto magnitude = test::run_kernel(reference, p, test::absolute(in), test::absolute(w), test::absolute(b),
+                                          Activation::none);
+  const auto got = test::run_kernel(kernel, p, in, w, b, activation);
+  REQUIRE(got.size() == want.size());
+  const double m = static_cast<double>(p.c_per_group() * p.r * p.s) + 1;  // + the bias add
+  const double u = std::ldexp(1.0, -24);
+  const double gamma = kernel.error_scale * m * u / (1 - m * u);
+  Comparison c;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double d = std::fabs(static_cast<double>(got[i]) - want[i]);
+    const double bound = gamma * magnitude[i] + u * std::fabs(want[i]);  // + the final rounding
+    if (!(d <= bound)) ++c.outside_bound;  // NaN counts as outside
+    c.max_abs = std::max(c.max_abs, d);
+    c.max_rel = std::max(c.max_rel, d / std::max(static_cast<double>(std::fabs(want[i])), 1e-3));
+    c.diff2 += d * d;
+    c.ref2 += static_cast<double>(want[i]) * want[i];
+  }
+  return c;
+}
+
+// A random problem from one of four families, so that specialised kernels (depthwise,
+// pointwise, 3x3 stride 1) meet many problems they support: odd sizes, channel counts that are
+// not multiples of any SIMD width, C = 3, K = 17, strides 1-2, padding 0-2, dilation 1-2
+// (oneDNN's 0-1), batch 1-5, kernels 1x1 to 7x7.
+ConvProblem random_problem(std::mt19937& rng) {
+  auto pick = [&rng](std::initializer_list<std::int64_t> values) {
+    return *(values.begin() + std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng));
+  };
+  auto between = [&rng](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  for (;;) {
+    ConvProblem p;
+    p.n = between(1, 5);
+    p.h = between(1, 19);
+    p.w = between(1, 19);
+    p.c = pick({1, 3, 4, 5, 8, 16, 17, 24, 32, 33});
+    p.k = pick({1, 3, 8, 16, 17, 32});
+    p.stride_h = p.stride_w = between(1, 2);
+    p.pad_h = p.pad_w = between(0, 2);
+    switch (between(0, 3)) {
+      case 0:  // depthwise
+        p.k = p.groups = p.c;
+        p.r = p.s = pick({3, 5});
+        break;
+      case 1:  // pointwise
+        p.r = p.s = 1;
+        p.pad_h = p.pad_w = 0;
+        break;
+      case 2:  // 3x3 stride 1: the Winograd family
+        p.r = p.s = 3;
+        p.stride_h = p.stride_w = 1;
+        p.pad_h = p.pad_w = between(0, 1);
+        break;
+      default:  // anything, grouped now and then
+        p.r = pick({1, 3, 5, 7});
+        p.s = pick({1, 3, 5});
+        p.dilation_h = between(0, 1);
+        p.dilation_w = between(0, 1);
+        if (p.c % 2 == 0 && p.k % 2 == 0 && between(0, 3) == 0) p.groups = 2;
+    }
+    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < (p.r - 1) * (p.dilation_h + 1) + 1) return p;
+  }
+}
+
+std::size_t sweep_size() {
+  const char* env = std::getenv("CONVLAB_SWEEP_PROBLEMS");  // the longer sweep: e.g. 5000
+  return env != nullptr ? static_cast<std::size_t>(std::strtoul(env, nullptr, 10)) : 300;
+}
 }  // namespace
 
-TEST_CASE("kernels: every available kernel matches cpu.00_reference on the shape sweep") {
-  const KernelInfo& reference = *find_kernel("cpu.00_reference");
+TEST_CASE("kernels: every available kernel matches cpu.00_reference on the labelled shapes") {
   for (const KernelInfo& kernel : all_kernels()) {
     if (!backend_status(kernel.backend).available) continue;
     for (Activation activation : {Activation::none, Activation::relu, Activation::relu6}) {
@@ -55,25 +151,35 @@ TEST_CASE("kernels: every available kernel matches cpu.00_reference on the shape
         CAPTURE(shape.descriptor);
         CAPTURE(to_string(activation));
         if (!kernel.supports(p)) continue;
-        const auto in = test::random_values(p.input_elems(), stream++);
-        const auto w = test::random_values(p.weight_elems(), stream++);
-        const auto b = test::random_values(p.k, stream++);
-        const auto want = test::run_kernel(reference, p, in, w, b, activation);
-        const auto magnitude =
-            test::run_kernel(reference, p, test::absolute(in), test::absolute(w), test::absolute(b), Activation::none);
-        const auto got = test::run_kernel(kernel, p, in, w, b, activation);
-        REQUIRE(got.size() == want.size());
-        const double m = static_cast<double>(p.c_per_group() * p.r * p.s) + 1;  // + the bias add
-        const double u = std::ldexp(1.0, -24);
-        const double gamma = kernel.error_scale * m * u / (1 - m * u);
-        std::size_t bad = 0;
-        for (std::size_t i = 0; i < got.size(); ++i) {
-          const double bound = gamma * magnitude[i] + u * std::fabs(want[i]);  // + the final rounding
-          if (!(std::fabs(static_cast<double>(got[i]) - want[i]) <= bound)) ++bad;
-        }
-        CHECK_MESSAGE(bad == 0, fmt::format("{} of {} outputs outside the FP32 error bound", bad, got.size()));
+        const Comparison c = compare_with_reference(kernel, p, activation, stream += 3);
+        CHECK_MESSAGE(c.outside_bound == 0, fmt::format("{} outputs outside the error bound", c.outside_bound));
       }
     }
+  }
+}
+
+TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it supports") {
+  const std::size_t wanted = sweep_size();
+  for (const KernelInfo& kernel : all_kernels()) {
+    if (!backend_status(kernel.backend).available || kernel.id == "cpu.00_reference") continue;
+    std::mt19937 rng(2024);
+    Comparison total;
+    std::size_t tested = 0, drawn = 0;
+    while (tested < wanted && drawn < 100 * wanted) {
+      const ConvProblem p = random_problem(rng);
+      ++drawn;
+      if (!kernel.supports(p)) continue;
+      const Activation activation = tested % 3 == 0 ? Activation::relu : Activation::none;
+      const Comparison c = compare_with_reference(kernel, p, activation, 1000 + drawn * 3);
+      CHECK_MESSAGE(c.outside_bound == 0,
+                    fmt::format("{} on {}: {} outputs outside the error bound (max abs {:.3g})", kernel.id,
+                                to_string(p), c.outside_bound, c.max_abs));
+      total.add(c);
+      ++tested;
+    }
+    std::printf("%-24s %5zu problems: max abs %.3g, max rel %.3g, normalised %.3g\n", std::string(kernel.id).c_str(),
+                tested, total.max_abs, total.max_rel, total.normalised());
+    CHECK_MESSAGE(tested == wanted, fmt::format("{} supports only {} of {} random problems drawn", kernel.id, tested, drawn));
   }
 }
 
@@ -95,9 +201,13 @@ TEST_CASE("kernels: the registry is well formed") {
   CHECK(find_kernel("cpu.99_nothing") == nullptr);
   for (const KernelInfo& k : all_kernels()) {
     CAPTURE(k.id);
-    const std::string prefix = std::string(to_string(k.backend)) + ".";
-    CHECK(k.id.substr(0, prefix.size()) == prefix);  // <backend>.<NN>_<technique>
-    CHECK(k.id.size() > prefix.size() + 3);
+    if (k.baseline) {
+      CHECK(k.id.find('.') != std::string_view::npos);  // <library>.<op>, e.g. onednn.conv
+    } else {
+      const std::string prefix = std::string(to_string(k.backend)) + ".";
+      CHECK(k.id.substr(0, prefix.size()) == prefix);  // <backend>.<NN>_<technique>
+      CHECK(k.id.size() > prefix.size() + 3);
+    }
     CHECK(!k.summary.empty());
     CHECK(find_kernel(k.id) == &k);  // ids are unique
   }

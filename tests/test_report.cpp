@@ -23,7 +23,7 @@ TEST_CASE("report: a lab run produces the documented JSON") {
   config.protocol = {.warmup = 1, .trials = 7};
   const auto results = run_lab(config);
   REQUIRE(results.size() == 2);
-  const nlohmann::json doc = results_document(collect_environment(), results);
+  const nlohmann::json doc = results_document(collect_environment(), nullptr, results);
   CHECK(doc["schema"] == "convlab/1");
   for (const char* key : {"cpu_model", "build_isa", "threads", "compiler", "cxx_flags", "build_type", "os", "kernel",
                           "libraries", "git_commit", "git_dirty", "date_utc"})

@@ -51,12 +51,15 @@ class PlannedConv {
   // The timed forward. input: problem.input_elems() floats, NCHW; output: output_elems(), NCHW.
   // On the CPU these are host pointers; a GPU backend's kernels receive device pointers.
   virtual void run(const float* input, float* output, void* workspace) const = 0;
+  // Why plan chose what it chose, for kernels that choose (cpu.auto); empty otherwise.
+  virtual std::string explain() const { return {}; }
 };
 
 struct KernelInfo {
   std::string_view id;       // <backend>.<NN>_<technique>[_<layout>], e.g. cpu.00_reference
   Backend backend;
   std::string_view summary;  // one line: the technique
+  bool baseline;             // a production library listed for comparison, not one of ours
   bool deterministic;        // bit-identical outputs across runs at a fixed thread count
   // The kernel's accuracy contract, relative to FP32 summation in any order: each output must lie
   // within error_scale * gamma_m * sum|x*w| (+|bias|) of the exact result, m = C/g*R*S + 1,

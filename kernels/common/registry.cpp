@@ -19,6 +19,12 @@ namespace cpu {
 #undef CONVLAB_CPU_KERNEL
 }  // namespace cpu
 
+namespace baseline {
+#define CONVLAB_BASELINE_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
+#include "kernels/baseline/baseline_kernels.inc"
+#undef CONVLAB_BASELINE_KERNEL
+}  // namespace baseline
+
 #ifdef CONVLAB_WITH_CUDA
 namespace cuda {
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
@@ -30,14 +36,18 @@ namespace cuda {
 namespace {
 // Sentinel first entry lets an empty list compile; all_kernels() skips it.
 const KernelInfo kKernels[] = {
-    {"", Backend::cpu, "", true, 1.0, nullptr, nullptr},
+    {"", Backend::cpu, "", false, true, 1.0, nullptr, nullptr},
 #define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic, error_scale) \
-  {id, Backend::cpu, summary, deterministic, error_scale, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
+  {id, Backend::cpu, summary, false, deterministic, error_scale, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
 #include "kernels/cpu/cpu_kernels.inc"
 #undef CONVLAB_CPU_KERNEL
+#define CONVLAB_BASELINE_KERNEL(symbol, id, summary, deterministic, error_scale) \
+  {id, Backend::cpu, summary, true, deterministic, error_scale, &baseline::symbol##_unsupported, &baseline::symbol##_plan},
+#include "kernels/baseline/baseline_kernels.inc"
+#undef CONVLAB_BASELINE_KERNEL
 #ifdef CONVLAB_WITH_CUDA
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) \
-  {id, Backend::cuda, summary, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
+  {id, Backend::cuda, summary, false, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL
 #endif

@@ -16,8 +16,30 @@
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
+#include "kernels/cpu/reference.hpp"
 
 namespace convlab::cpu {
+
+double reference_output(const ConvProblem& p, const float* input, std::span<const float> weight,
+                        std::span<const float> bias, Activation activation, std::int64_t n, std::int64_t k,
+                        std::int64_t y, std::int64_t x) {
+  const std::int64_t cg = p.c_per_group(), g = k / p.k_per_group();
+  const float* wk = weight.data() + k * cg * p.r * p.s;
+  double acc = bias.empty() ? 0.0 : bias[k];
+  for (std::int64_t c = 0; c < cg; ++c) {
+    const float* in = input + (n * p.c + g * cg + c) * p.h * p.w;
+    for (std::int64_t i = 0; i < p.r; ++i) {
+      const std::int64_t iy = y * p.stride_h - p.pad_h + i * (p.dilation_h + 1);
+      if (iy < 0 || iy >= p.h) continue;
+      for (std::int64_t j = 0; j < p.s; ++j) {
+        const std::int64_t ix = x * p.stride_w - p.pad_w + j * (p.dilation_w + 1);
+        if (ix < 0 || ix >= p.w) continue;
+        acc += static_cast<double>(in[iy * p.w + ix]) * wk[(c * p.r + i) * p.s + j];
+      }
+    }
+  }
+  return activate(activation, acc);
+}
 
 namespace {
 
@@ -29,33 +51,14 @@ class ReferenceConv final : public PlannedConv {
   std::size_t weight_bytes() const override { return (weight_.size() + bias_.size()) * sizeof(float); }
 
   void run(const float* input, float* output, void*) const override {
-    const ConvProblem& p = p_;
-    const std::int64_t oh = p.out_h(), ow = p.out_w();
-    const std::int64_t cg = p.c_per_group(), kg = p.k_per_group();
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w();
 #pragma omp parallel for collapse(2) schedule(static)
-    for (std::int64_t n = 0; n < p.n; ++n) {
-      for (std::int64_t k = 0; k < p.k; ++k) {
-        const std::int64_t g = k / kg;
-        const float* wk = weight_.data() + k * cg * p.r * p.s;
-        float* out = output + (n * p.k + k) * oh * ow;
-        for (std::int64_t y = 0; y < oh; ++y) {
-          for (std::int64_t x = 0; x < ow; ++x) {
-            double acc = bias_.empty() ? 0.0 : bias_[k];
-            for (std::int64_t c = 0; c < cg; ++c) {
-              const float* in = input + (n * p.c + g * cg + c) * p.h * p.w;
-              for (std::int64_t i = 0; i < p.r; ++i) {
-                const std::int64_t iy = y * p.stride_h - p.pad_h + i * (p.dilation_h + 1);
-                if (iy < 0 || iy >= p.h) continue;
-                for (std::int64_t j = 0; j < p.s; ++j) {
-                  const std::int64_t ix = x * p.stride_w - p.pad_w + j * (p.dilation_w + 1);
-                  if (ix < 0 || ix >= p.w) continue;
-                  acc += static_cast<double>(in[iy * p.w + ix]) * wk[(c * p.r + i) * p.s + j];
-                }
-              }
-            }
-            out[y * ow + x] = static_cast<float>(activate(epilogue_.activation, acc));
-          }
-        }
+    for (std::int64_t n = 0; n < p_.n; ++n) {
+      for (std::int64_t k = 0; k < p_.k; ++k) {
+        float* out = output + (n * p_.k + k) * oh * ow;
+        for (std::int64_t y = 0; y < oh; ++y)
+          for (std::int64_t x = 0; x < ow; ++x)
+            out[y * ow + x] = static_cast<float>(reference_output(p_, input, weight_, bias_, epilogue_.activation, n, k, y, x));
       }
     }
   }

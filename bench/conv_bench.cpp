@@ -1,0 +1,158 @@
+#include "bench/conv_bench.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+#include <fstream>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "bench/lab.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "kernels/cpu/reference.hpp"
+#include "models/network.hpp"
+
+namespace convlab {
+
+std::vector<NamedProblem> read_problems(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("--problems: cannot read '{}'", path));
+  std::vector<NamedProblem> problems;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    const auto start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    // The descriptor ends at the first blank outside a quoted name (n"resnet-like 56x56").
+    auto end = std::string::npos;
+    for (std::size_t i = start, quotes = 0; i < line.size() && end == std::string::npos; ++i) {
+      if (line[i] == '"') ++quotes;
+      if (quotes % 2 == 0 && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) end = i;
+    }
+    NamedProblem np;
+    try {
+      np.problem = parse_problem(line.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}:{}: {}", path, number, e.what()));
+    }
+    if (end != std::string::npos) {
+      const auto role_start = line.find_first_not_of(" \t\r", end);
+      const auto role_end = line.find_last_not_of(" \t\r");
+      if (role_start != std::string::npos) np.role = line.substr(role_start, role_end - role_start + 1);
+    }
+    problems.push_back(std::move(np));
+  }
+  if (problems.empty()) throw InputError(fmt::format("--problems: '{}' holds no problem", path));
+  return problems;
+}
+
+namespace {
+
+struct Buffers {
+  std::vector<float> input, weight, bias;
+};
+
+Buffers make_buffers(const ConvProblem& p, std::uint64_t seed) {
+  Buffers b{std::vector<float>(static_cast<std::size_t>(p.input_elems())),
+            std::vector<float>(static_cast<std::size_t>(p.weight_elems())), std::vector<float>(static_cast<std::size_t>(p.k))};
+  fill_uniform(b.input, seed, 1);
+  fill_uniform(b.weight, seed, 2);
+  fill_uniform(b.bias, seed, 3);
+  return b;
+}
+
+// Compares `out` with the oracle: every output for small problems, an evenly spread sample of
+// kSampledOutputs for large ones (the oracle would take seconds there).
+ErrorStats check_against_reference(const ConvProblem& p, const Buffers& b, const float* out) {
+  const std::int64_t total = p.output_elems(), oh = p.out_h(), ow = p.out_w();
+  ErrorStats e;
+  e.sampled = p.flops() > kFullCheckMaxFlops && total > kSampledOutputs;
+  const std::int64_t count = e.sampled ? kSampledOutputs : total;
+  double diff2 = 0, ref2 = 0;
+  for (std::int64_t s = 0; s < count; ++s) {
+    const std::int64_t i = e.sampled ? s * (total / count) + (s * 7919) % (total / count) : s;
+    const std::int64_t x = i % ow, y = i / ow % oh, k = i / (ow * oh) % p.k, n = i / (ow * oh * p.k);
+    const double ref = cpu::reference_output(p, b.input.data(), b.weight, b.bias, Activation::none, n, k, y, x);
+    const double d = std::fabs(static_cast<double>(out[i]) - ref);
+    e.max_abs = std::max(e.max_abs, d);
+    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(ref), 1e-6));
+    diff2 += d * d;
+    ref2 += ref * ref;
+  }
+  e.normalised = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  e.checked = count;
+  return e;
+}
+
+}  // namespace
+
+std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result) {
+  std::unique_ptr<Device> device = make_device(Backend::cpu);
+  SteadyClock clock;
+  std::vector<Result> results;
+  for (const NamedProblem& np : config.problems) {
+    const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
+    for (const std::int64_t batch : batches) {
+      const ConvProblem p = np.problem.with_batch(batch);
+      std::vector<std::string> ids = config.kernels;
+      if (ids.empty())
+        for (const KernelInfo& k : all_kernels())
+          if (k.backend == Backend::cpu && k.supports(p)) ids.emplace_back(k.id);
+      for (const std::string& id : ids) {
+        const KernelInfo* info = find_kernel(id);
+        if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
+        if (!backend_status(info->backend).available || !info->supports(p)) continue;  // listed as unsupported
+        Result r{.problem = to_string(p), .role = np.role, .backend = std::string(to_string(info->backend)),
+                 .kernel = id, .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
+                 .method = config.method, .flops_per_item = p.with_batch(1).flops(), .peak_gflops = config.peak_gflops};
+        try {
+          const Buffers b = make_buffers(p, config.seed);
+          auto planned = info->plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
+          auto output = aligned_floats(static_cast<std::size_t>(p.output_elems()));
+          auto workspace = aligned_floats((planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
+          r.model_memory = {.weights_bytes = planned->weight_bytes(),
+                            .activations_bytes = static_cast<std::size_t>(p.input_elems() + p.output_elems()) * sizeof(float),
+                            .workspace_bytes = planned->workspace_bytes()};
+          auto run = [&] { planned->run(b.input.data(), output.get(), workspace.get()); };
+          run();  // the check comes before any timing
+          r.accuracy = check_against_reference(p, b, output.get());
+          r.measurement = measure(run, *device, config.protocol, clock);
+          r.latency = summarize(r.measurement.samples_ms, config.method);
+        } catch (const std::bad_alloc&) {
+          r.status = ResultStatus::out_of_memory;
+          r.accuracy.reset();
+          r.error = fmt::format("out of memory at batch {}", batch);
+        }
+        if (on_result) on_result(r);
+        results.push_back(std::move(r));
+      }
+    }
+  }
+  return results;
+}
+
+std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const std::vector<Result>& results) {
+  const std::string descriptor = to_string(np.problem.with_batch(batch));
+  std::string out = fmt::format("\n{}{}\n", descriptor, np.role.empty() ? "" : "  (" + np.role + ")");
+  out += fmt::format("  {:<24} {:>10} {:>10} {:>9} {:>6} {:>9} {:>10} {:>10}  {}\n", "kernel", "p50 ms", "p95 ms",
+                     "GFLOP/s", "%peak", "vs onednn", "max abs", "norm err", "flags");
+  const Result* onednn = nullptr;
+  for (const Result& r : results)
+    if (r.problem == descriptor && r.kernel == "onednn.conv" && r.status == ResultStatus::ok) onednn = &r;
+  for (const Result& r : results) {
+    if (r.problem != descriptor) continue;
+    if (r.status != ResultStatus::ok) {
+      out += fmt::format("  {:<24} {}\n", r.kernel, r.error);
+      continue;
+    }
+    const std::string ratio = onednn != nullptr ? fmt::format("{:.2f}x", onednn->latency.p50 / r.latency.p50) : "-";
+    out += fmt::format("  {:<24} {:>10.3f} {:>10.3f} {:>9.1f} {:>6.1f} {:>9} {:>10.2e} {:>10.2e}  {}{}\n", r.kernel,
+                       r.latency.p50, r.latency.p95, r.gflops(), r.percent_of_peak(), ratio, r.accuracy->max_abs,
+                       r.accuracy->normalised, r.accuracy->sampled ? "sampled-check," : "", fmt::join(r.flags(), ","));
+  }
+  return out;
+}
+
+}  // namespace convlab

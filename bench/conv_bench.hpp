@@ -1,0 +1,43 @@
+// `convlab conv`: single convolutions, each kernel timed with the same harness as networks, its
+// output checked against the oracle first, and compared with the oneDNN baseline in one run.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/report.hpp"
+
+namespace convlab {
+
+struct NamedProblem {
+  ConvProblem problem;
+  std::string role;  // free text, e.g. "first layer (C = 3)"
+};
+
+// One problem per line: a benchdnn descriptor, then optionally the role as free text.
+// '#' starts a comment; blank lines are skipped. Throws InputError naming the file and line.
+std::vector<NamedProblem> read_problems(const std::string& path);
+
+struct ConvBenchConfig {
+  std::vector<NamedProblem> problems;
+  std::vector<std::int64_t> batches;  // empty: each descriptor's own mb
+  std::vector<std::string> kernels;   // empty: every available kernel that supports the problem
+  Protocol protocol;
+  PercentileMethod method = PercentileMethod::linear;
+  std::uint64_t seed = 1;
+  double peak_gflops = 0;
+};
+
+// Problems with more FLOPs than this are checked against the oracle on a sample of outputs.
+inline constexpr double kFullCheckMaxFlops = 2e9;
+inline constexpr std::int64_t kSampledOutputs = 4096;
+
+std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result);
+
+// The table for single convolutions: one block per problem, with % of peak, the speed ratio to
+// onednn.conv (its p50 / ours: above 1 is faster) and the error against the oracle.
+std::string conv_table_block(const NamedProblem& problem, std::int64_t batch, const std::vector<Result>& results);
+
+}  // namespace convlab

@@ -1,0 +1,116 @@
+// How the peak is measured:
+// - FMA: each thread runs kChains independent FMA chains on SIMD registers. With a 4-cycle FMA
+//   latency and 2 FMA pipes, at least 8 chains are needed to keep both pipes busy; 16 leave
+//   margin and fit in AVX-512's 32 registers (and in AVX2's 16, where the compiler keeps them).
+//   Best of several repetitions: the peak is what the machine can do, not what it usually does.
+// - Bandwidth: arrays of 256 MiB each, far beyond any cache, touched in parallel with the same
+//   static OpenMP schedule as they were first written (so pages sit near their thread).
+#include "bench/peak.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/common/tensor.hpp"
+
+namespace convlab {
+
+namespace {
+using Batch = xsimd::batch<float>;
+constexpr int kChains = 16;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs `iterations` rounds of kChains FMAs per thread on `threads` threads; returns GFLOP/s.
+double fma_gflops(int threads, long iterations) {
+  volatile float sink = 0;
+  volatile float seed = 1.0f;  // unknown at compile time: the loop cannot be folded away
+  const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const Batch mul(0.999999f * seed), add(1e-7f * seed);
+    std::array<Batch, kChains> acc;
+    for (int i = 0; i < kChains; ++i) acc[i] = Batch(static_cast<float>(i) * seed);
+    for (long it = 0; it < iterations; ++it)
+      for (int i = 0; i < kChains; ++i) acc[i] = xsimd::fma(acc[i], mul, add);
+    Batch total(0.0f);
+    for (int i = 0; i < kChains; ++i) total += acc[i];
+#pragma omp critical
+    sink = sink + xsimd::hadd(total);
+  }
+  const double flops = 2.0 * Batch::size * kChains * static_cast<double>(iterations) * threads;
+  return flops / seconds_since(start) / 1e9;
+}
+
+double best_fma_gflops(int threads, int repetitions, long iterations) {
+  double best = 0;
+  for (int r = 0; r < repetitions; ++r) best = std::max(best, fma_gflops(threads, iterations));
+  return best;
+}
+
+void measure_bandwidth(Peak& peak) {
+  const std::int64_t n = (256 << 20) / sizeof(float);  // a multiple of two SIMD widths
+  auto a = aligned_floats(n), b = aligned_floats(n), c = aligned_floats(n);
+  float *pa = a.get(), *pb = b.get(), *pc = c.get();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    pa[i] = 0.0f;
+    pb[i] = 1.0f;
+    pc[i] = 2.0f;
+  }
+  for (int r = 0; r < 5; ++r) {
+    double sum = 0;
+    auto start = std::chrono::steady_clock::now();
+#pragma omp parallel reduction(+ : sum)
+    {
+      Batch acc0(0.0f), acc1(0.0f);  // two chains, so the adds keep up with the loads
+#pragma omp for schedule(static) nowait
+      for (std::int64_t i = 0; i < n; i += 2 * Batch::size) {
+        acc0 += Batch::load_aligned(pb + i);
+        acc1 += Batch::load_aligned(pb + i + Batch::size);
+      }
+      sum += xsimd::hadd(acc0 + acc1);
+    }
+    peak.read_gbs = std::max(peak.read_gbs, n * sizeof(float) / seconds_since(start) / 1e9);
+    start = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; i += Batch::size)
+      xsimd::fma(Batch(3.0f), Batch::load_aligned(pc + i), Batch::load_aligned(pb + i)).store_aligned(pa + i);
+    peak.triad_gbs = std::max(peak.triad_gbs, 3.0 * n * sizeof(float) / seconds_since(start) / 1e9);
+    if (sum < 0) peak.read_gbs = 0;  // keeps the sum alive; never true
+  }
+}
+}  // namespace
+
+Peak measure_peak(bool quick) {
+  Peak peak;
+  peak.simd_lanes = static_cast<int>(Batch::size);
+  peak.threads = omp_get_max_threads();
+  const long iterations = quick ? 200'000 : 2'000'000;
+  best_fma_gflops(peak.threads, 1, iterations / 4);  // wake the thread pool and the clocks
+  peak.gflops_one = best_fma_gflops(1, quick ? 3 : 5, iterations);
+  peak.gflops_all = best_fma_gflops(peak.threads, quick ? 3 : 5, iterations);
+  if (!quick) measure_bandwidth(peak);
+  return peak;
+}
+
+nlohmann::json to_json(const Peak& peak) {
+  nlohmann::json j = {{"simd_lanes", peak.simd_lanes},
+                      {"threads", peak.threads},
+                      {"fma_gflops_one_thread", peak.gflops_one},
+                      {"fma_gflops_all_threads", peak.gflops_all}};
+  if (peak.read_gbs > 0) {
+    j["read_gbs"] = peak.read_gbs;
+    j["triad_gbs"] = peak.triad_gbs;
+  }
+  return j;
+}
+
+}  // namespace convlab

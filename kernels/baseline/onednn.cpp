@@ -1,0 +1,119 @@
+// onednn.conv: the production baseline. The same ConvProblem through oneDNN's convolution
+// primitive, the way a framework would call it: memory formats left to oneDNN (format `any`),
+// primitive creation and the weight reorder in plan (not timed), the activation reorders
+// NCHW -> oneDNN's layout -> NCHW inside run (timed, like ours), bias and activation fused as
+// post-ops. oneDNN uses the same OpenMP runtime as convlab, so --threads governs it too.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
+
+namespace convlab::baseline {
+
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+std::size_t aligned(std::size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+class OneDnnConv final : public PlannedConv {
+ public:
+  OneDnnConv(const ConvProblem& p, const ConvWeights& w, Epilogue e) : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+    const memory::dims src_dims = {p.n, p.c, p.h, p.w}, dst_dims = {p.n, p.k, p.out_h(), p.out_w()};
+    const memory::dims weight_dims = p.groups == 1 ? memory::dims{p.k, p.c, p.r, p.s}
+                                                   : memory::dims{p.groups, p.k_per_group(), p.c_per_group(), p.r, p.s};
+    const tag weight_tag = p.groups == 1 ? tag::oihw : tag::goihw;
+    user_src_ = memory({src_dims, dt::f32, tag::nchw}, engine_, DNNL_MEMORY_NONE);
+    user_dst_ = memory({dst_dims, dt::f32, tag::nchw}, engine_, DNNL_MEMORY_NONE);
+
+    dnnl::post_ops post_ops;
+    if (e.activation == Activation::relu) post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    if (e.activation == Activation::relu6) post_ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(post_ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // scratch comes from convlab's workspace
+
+    const memory::desc any_src(src_dims, dt::f32, tag::any), any_dst(dst_dims, dt::f32, tag::any);
+    const memory::desc any_weight(weight_dims, dt::f32, tag::any), bias_md({p.k}, dt::f32, tag::x);
+    const memory::dims strides = {p.stride_h, p.stride_w}, dilates = {p.dilation_h, p.dilation_w};
+    const memory::dims padding = {p.pad_h, p.pad_w};  // symmetric: the output size formula matches ours
+    const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                               any_src, any_weight, bias_md, any_dst, strides, dilates, padding, padding);
+    pd_ = dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
+    conv_ = dnnl::convolution_forward(pd_);
+
+    // Weights: reorder once into oneDNN's preferred layout; bias as is (zeros when absent).
+    std::vector<float> user_weight(w.weight.begin(), w.weight.end());
+    memory user_weight_mem({weight_dims, dt::f32, weight_tag}, engine_, user_weight.data());
+    weight_ = memory(pd_.weights_desc(), engine_);
+    dnnl::reorder(user_weight_mem, weight_).execute(stream_, user_weight_mem, weight_);
+    bias_ = memory(bias_md, engine_);
+    auto* bias = static_cast<float*>(bias_.get_data_handle());
+    for (std::int64_t k = 0; k < p.k; ++k) bias[k] = w.bias.empty() ? 0.0f : w.bias[k];
+    stream_.wait();
+
+    // Activation buffers in oneDNN's layouts live in the caller's workspace, when they differ.
+    reorder_src_ = pd_.src_desc() != user_src_.get_desc();
+    reorder_dst_ = pd_.dst_desc() != user_dst_.get_desc();
+    src_ = reorder_src_ ? memory(pd_.src_desc(), engine_, DNNL_MEMORY_NONE) : user_src_;
+    dst_ = reorder_dst_ ? memory(pd_.dst_desc(), engine_, DNNL_MEMORY_NONE) : user_dst_;
+    scratch_ = memory(pd_.scratchpad_desc(), engine_, DNNL_MEMORY_NONE);
+    src_bytes_ = reorder_src_ ? aligned(pd_.src_desc().get_size()) : 0;
+    dst_bytes_ = reorder_dst_ ? aligned(pd_.dst_desc().get_size()) : 0;
+    workspace_ = src_bytes_ + dst_bytes_ + aligned(pd_.scratchpad_desc().get_size());
+    if (reorder_src_) to_blocked_ = dnnl::reorder(user_src_, src_);
+    if (reorder_dst_) to_nchw_ = dnnl::reorder(dst_, user_dst_);
+    weight_bytes_ = pd_.weights_desc().get_size() + static_cast<std::size_t>(p.k) * sizeof(float);
+  }
+
+  std::size_t workspace_bytes() const override { return workspace_; }
+  std::size_t weight_bytes() const override { return weight_bytes_; }
+
+  void run(const float* input, float* output, void* workspace) const override {
+    auto* bytes = static_cast<char*>(workspace);
+    user_src_.set_data_handle(const_cast<float*>(input));  // oneDNN's API is not const-correct
+    user_dst_.set_data_handle(output);
+    if (reorder_src_) src_.set_data_handle(bytes);
+    if (reorder_dst_) dst_.set_data_handle(bytes + src_bytes_);
+    scratch_.set_data_handle(bytes + src_bytes_ + dst_bytes_);
+    if (reorder_src_) to_blocked_.execute(stream_, user_src_, src_);
+    conv_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weight_}, {DNNL_ARG_BIAS, bias_},
+                            {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratch_}});
+    if (reorder_dst_) to_nchw_.execute(stream_, dst_, user_dst_);
+    stream_.wait();
+  }
+
+ private:
+  dnnl::engine engine_;
+  mutable dnnl::stream stream_;
+  dnnl::convolution_forward::primitive_desc pd_;
+  dnnl::convolution_forward conv_;
+  dnnl::reorder to_blocked_, to_nchw_;
+  mutable memory user_src_, user_dst_, src_, dst_;  // handles re-pointed at each run
+  memory weight_, bias_, scratch_;
+  bool reorder_src_ = false, reorder_dst_ = false;
+  std::size_t src_bytes_ = 0, dst_bytes_ = 0, workspace_ = 0, weight_bytes_ = 0;
+};
+
+}  // namespace
+
+std::string onednn_unsupported(const ConvProblem& p) {
+  p.validate();
+  return {};
+}
+
+std::unique_ptr<PlannedConv> onednn_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+  p.validate();
+  check_weights(p, w);
+  try {
+    return std::make_unique<OneDnnConv>(p, w, e);
+  } catch (const dnnl::error& err) {
+    throw InputError(fmt::format("onednn.conv cannot plan {}: {}", to_string(p), err.what()));
+  }
+}
+
+}  // namespace convlab::baseline

@@ -1,0 +1,44 @@
+// Problem files for `convlab conv`: descriptors with their roles, comments, and the shipped sets.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bench/conv_bench.hpp"
+#include "kernels/common/error.hpp"
+
+using namespace convlab;
+
+TEST_CASE("conv bench: problem files keep each descriptor's role") {
+  const auto path = std::filesystem::temp_directory_path() / "convlab_problems_test.txt";
+  std::ofstream(path) << "# header\n  mb1ic3ih32oc16oh32kh3ph1n\"lab-cnn:conv1\"   first layer (C = 3)  \n\n"
+                      << "g8mb2ic8ih9oc8oh9kh3ph1 # depthwise, no role\n";
+  const auto problems = read_problems(path.string());
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].problem.name == "lab-cnn:conv1");
+  CHECK(problems[0].role == "first layer (C = 3)");
+  CHECK(problems[1].problem.groups == 8);
+  CHECK(problems[1].role.empty());
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("conv bench: the shipped problem sets parse") {
+  for (const char* file : {"networks.txt", "large.txt"}) {
+    CAPTURE(file);
+    const auto problems = read_problems(std::string(CONVLAB_SOURCE_DIR) + "/bench/problems/" + file);
+    CHECK(problems.size() >= 2);
+    for (const auto& np : problems) CHECK(!np.role.empty());
+  }
+}
+
+TEST_CASE("conv bench: large problems are checked on a sample, small ones whole") {
+  ConvBenchConfig config;
+  config.problems = {{parse_problem("mb1ic4ih6oc4oh6kh3ph1"), "small"}};
+  config.kernels = {"cpu.00_reference"};
+  config.protocol = {.warmup = 0, .trials = 1};
+  const auto small = run_conv_bench(config, {});
+  REQUIRE(small.size() == 1);
+  CHECK_FALSE(small[0].accuracy->sampled);
+  CHECK(small[0].accuracy->checked == 144);
+  CHECK(small[0].accuracy->max_abs < 1e-6);
+}

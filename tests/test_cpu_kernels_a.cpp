@@ -1,0 +1,81 @@
+// cpu.01_im2col_eigen, cpu.05_depthwise_xsimd and cpu.06_pointwise_xsimd: what the generic oracle
+// sweep (test_kernels.cpp) does not check: the reasons they give for problems they refuse, and
+// bit-identical repeats on problems the sweep's determinism case (a 3x3 layer) does not reach.
+#include <doctest/doctest.h>
+
+#include <omp.h>
+
+#include "conv_test_util.hpp"
+#include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
+
+using namespace convlab;
+
+namespace {
+const KernelInfo& kernel(const char* id) {
+  const KernelInfo* k = find_kernel(id);
+  REQUIRE(k != nullptr);
+  return *k;
+}
+
+// The reason names what is wrong, and plan refuses the problem instead of computing garbage.
+void check_refuses(const KernelInfo& k, const char* descriptor, const char* reason_fragment) {
+  CAPTURE(k.id);
+  CAPTURE(descriptor);
+  const ConvProblem p = parse_problem(descriptor);
+  const std::string why = k.unsupported(p);
+  CHECK(why.find(reason_fragment) != std::string::npos);
+  const auto w = test::random_values(p.weight_elems(), 1);
+  CHECK_THROWS_AS(k.plan(p, ConvWeights{w, {}}, Epilogue{}), InputError);
+}
+
+void check_repeats(const KernelInfo& k, const char* descriptor) {
+  CAPTURE(k.id);
+  CAPTURE(descriptor);
+  const ConvProblem p = parse_problem(descriptor);
+  REQUIRE(k.supports(p));
+  const auto in = test::random_values(p.input_elems(), 1);
+  const auto w = test::random_values(p.weight_elems(), 2);
+  const auto b = test::random_values(p.k, 3);
+  const auto first = test::run_kernel(k, p, in, w, b, Activation::relu6);
+  for (int i = 0; i < 3; ++i) CHECK(test::run_kernel(k, p, in, w, b, Activation::relu6) == first);
+}
+}  // namespace
+
+TEST_CASE("cpu.05_depthwise_xsimd: refuses every problem that is not depthwise with multiplier 1") {
+  const KernelInfo& k = kernel("cpu.05_depthwise_xsimd");
+  check_refuses(k, "mb2ic8ih8oc8kh3ph1", "groups == ic == oc");
+  check_refuses(k, "g4mb2ic4ih8oc8kh3ph1", "channel multiplier 1");
+  check_refuses(k, "g2mb2ic8ih8oc8kh3ph1", "got g2 ic8 oc8");
+  CHECK(k.supports(parse_problem("g16mb1ic16ih7iw40oc16kh5kw3sh2sw3ph2pw1dh1")));
+}
+
+TEST_CASE("cpu.06_pointwise_xsimd: refuses kernels other than 1x1, groups and padding") {
+  const KernelInfo& k = kernel("cpu.06_pointwise_xsimd");
+  check_refuses(k, "mb2ic8ih8oc8kh3ph1", "1x1 kernels only, got kh3 kw3");
+  check_refuses(k, "mb2ic8ih8oc8kh1kw3", "got kh1 kw3");
+  check_refuses(k, "g2mb2ic8ih8oc8kh1", "groups 1 only, got g2");
+  check_refuses(k, "mb2ic8ih8oc8kh1ph1", "padding 0 only, got ph1 pw1");
+  CHECK(k.supports(parse_problem("mb2ic8ih9oc8kh1sh2")));
+}
+
+TEST_CASE("cpu.01_im2col_eigen: supports every problem") {
+  const KernelInfo& k = kernel("cpu.01_im2col_eigen");
+  for (const char* d : {"g32mb2ic32ih16oc32oh16kh3ph1", "g4mb2ic16ih9oc8oh9kh3ph1", "mb2ic8ih12oc8oh12kh3dh1ph2",
+                        "mb2ic8ih9oc8kh1sh2"})
+    CHECK(k.unsupported(parse_problem(d)).empty());
+}
+
+TEST_CASE("cpu.01/05/06: bit-identical repeats on their own problems (tails, strides, channel blocks)") {
+  const int threads = omp_get_max_threads();
+  for (int t : {1, 2}) {
+    omp_set_num_threads(t);
+    // Batch 1 (Eigen threads the GEMM) and batch 3 (OpenMP over images): both paths of cpu.01.
+    check_repeats(kernel("cpu.01_im2col_eigen"), "g2mb1ic8ih13iw17oc12kh3ph1");
+    check_repeats(kernel("cpu.01_im2col_eigen"), "g2mb3ic8ih13iw17oc12kh3ph1");
+    check_repeats(kernel("cpu.05_depthwise_xsimd"), "g8mb2ic8ih11iw70oc8kh5kw3sw2ph2pw1dw1");
+    check_repeats(kernel("cpu.06_pointwise_xsimd"), "mb2ic300ih7iw9oc13kh1");
+    check_repeats(kernel("cpu.06_pointwise_xsimd"), "mb2ic20ih15iw17oc10kh1sh2sw3");
+  }
+  omp_set_num_threads(threads);
+}
