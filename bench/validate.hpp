@@ -32,6 +32,7 @@ LayerComparison compare_layer(const std::string& layer, std::span<const float> g
 
 struct KernelValidation {
   std::string kernel;
+  int conv_layers = 0, conv_layers_run = 0;  // the kernel ran these; cpu.00_reference the others
   Tolerance tolerance;
   std::vector<LayerComparison> layers;  // in network order, then "output"
   std::string first_divergent;          // the first layer that fails; empty when none
@@ -40,10 +41,15 @@ struct KernelValidation {
   bool pass = false;
 };
 
-// Runs `net` on `input` (N x C x H x W) with `kernel_id` for every conv and compares each layer
-// that `expect` holds. Throws InputError when the input or expect tensors do not fit the network.
+// Runs `net` on `input` (N x C x H x W) and compares each layer that `expect` holds. `kernel_id`
+// runs every conv layer it supports and cpu.00_reference the others, so that a kernel made for
+// one kind of layer (depthwise, 1x1) is validated inside real networks too. Throws InputError
+// when the kernel supports no conv layer of the network.
 KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
                                  const std::string& kernel_id);
+
+// The kernels of `backend` that support at least one conv layer of `net`, in list order.
+std::vector<std::string> kernels_covering(const Network& net, Backend backend);
 
 // Checks that input and expect fit `net` before any kernel runs; throws InputError naming the
 // offending tensor.
