@@ -16,6 +16,7 @@
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
+#include "models/weight_file.hpp"
 
 namespace convlab {
 
@@ -124,6 +125,8 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     fmt::print(stderr, "convlab: skipping backend {}: no kernel of it supports {}\n", o.backend, o.model);
     return kExitOk;
   }
+  // A bad weights file fails now, before the environment and the table are printed.
+  if (!o.weights.empty()) load_network(*find_model(o.model), o.weights);
   // Output paths are checked before the run, not after minutes of measuring.
   for (const std::string& path : {o.json, o.csv})
     if (!path.empty()) write_file_atomically(path, "");

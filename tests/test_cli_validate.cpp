@@ -58,6 +58,7 @@ TEST_CASE("cli run: --weights loads a state_dict, and a bad one exits 2") {
                                 "weights.safetensors");
   CHECK_MESSAGE(o.code == 0, o.err);
   check_usage_error("run --model resnet8 --weights /nonexistent/w.safetensors", "cannot read '/nonexistent/w.safetensors'");
+  CHECK(run_convlab("run --model resnet8 --weights /nonexistent/w.safetensors").out.empty());  // before any output
 }
 
 TEST_CASE("cli run: --per-layer prints each layer's median and share, and writes them to JSON") {

@@ -106,6 +106,9 @@ TEST_CASE("safetensors: malformed files give their own error") {
                           data),
                  "tensors 'a' and 'b' overlap");
   check_rejected(raw_file(R"({"__metadata__":[1]})", data), "__metadata__ is not an object");
+  const std::string deep(200000, '[');  // nesting that a recursive parser would overflow the stack on
+  check_rejected(raw_file(deep + std::string(200000, ']'), data), "the header is not a JSON object");
+  check_rejected(raw_file(R"({"a":)" + deep + std::string(200000, ']') + "}", data), "tensor 'a' needs dtype");
   CHECK_THROWS_WITH_AS(read_safetensors("/nonexistent/w.safetensors"), "cannot read '/nonexistent/w.safetensors'",
                        InputError);
 }
