@@ -100,6 +100,11 @@ class NetworkPlan {
 
   // One forward pass: input() -> output(). Allocates nothing.
   void forward();
+  // Only the layout conversions the conv kernels do inside forward() (see
+  // PlannedConv::run_layout_changes_only), so their cost can be reported apart. False when no
+  // layer's kernel changes layout.
+  bool has_layout_changes() const;
+  void layout_changes_only();
 
   Tensor& input() { return input_; }
   const Tensor& output() const { return activations_.back(); }
