@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <new>
 
 #include <fmt/format.h>
@@ -135,6 +136,41 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
     }
   }
   return results;
+}
+
+std::string best_versus_onednn_summary(const std::vector<Result>& results) {
+  struct Pair {
+    double best = 0, onednn = 0;
+    std::string best_kernel;
+  };
+  std::map<std::int64_t, std::map<std::string, Pair>> by_batch;  // batch -> problem -> timings
+  for (const Result& r : results) {
+    if (r.status != ResultStatus::ok) continue;
+    const KernelInfo* info = find_kernel(r.kernel);
+    Pair& pair = by_batch[r.batch][r.problem];
+    if (r.kernel == "onednn.conv") {
+      pair.onednn = r.latency.p50;
+    } else if (info != nullptr && !info->baseline && r.kernel != "cpu.00_reference" &&
+               (pair.best == 0 || r.latency.p50 < pair.best)) {
+      pair.best = r.latency.p50;
+      pair.best_kernel = r.kernel;
+    }
+  }
+  std::string out;
+  for (const auto& [batch, problems] : by_batch) {
+    double log_sum = 0;
+    int count = 0, wins = 0;
+    for (const auto& [problem, pair] : problems) {
+      if (pair.best == 0 || pair.onednn == 0) continue;
+      log_sum += std::log(pair.onednn / pair.best);
+      ++count;
+      wins += pair.best < pair.onednn;
+    }
+    if (count > 0)
+      out += fmt::format("batch {}: best of ours vs onednn.conv over {} problems: geometric mean {:.2f}x faster ({} of {} won)\n",
+                         batch, count, std::exp(log_sum / count), wins, count);
+  }
+  return out;
 }
 
 std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const std::vector<Result>& results) {
