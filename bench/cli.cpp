@@ -227,6 +227,8 @@ int conv_command(const ConvOptions& o) {
       results.insert(results.end(), measured.begin(), measured.end());
     }
   }
+  if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
+    fmt::print("\n{}", summary);
   print_flag_legend();
   if (!o.json.empty()) write_file_atomically(o.json, results_document(env, &peak, results).dump(2) + "\n");
   if (!o.csv.empty()) write_csv(o.csv, results);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <new>
 
 #include <fmt/format.h>
@@ -120,6 +121,10 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
           r.accuracy = check_against_reference(p, b, output.get());
           r.measurement = measure(run, *device, config.protocol, clock);
           r.latency = summarize(r.measurement.samples_ms, config.method);
+          if (planned->changes_layout()) {
+            auto layout = [&] { planned->run_layout_changes_only(b.input.data(), output.get(), workspace.get()); };
+            r.layout_ms = summarize(measure(layout, *device, kLayoutProtocol, clock).samples_ms).p50;
+          }
         } catch (const std::bad_alloc&) {
           r.status = ResultStatus::out_of_memory;
           r.accuracy.reset();
@@ -133,11 +138,46 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
   return results;
 }
 
+std::string best_versus_onednn_summary(const std::vector<Result>& results) {
+  struct Pair {
+    double best = 0, onednn = 0;
+    std::string best_kernel;
+  };
+  std::map<std::int64_t, std::map<std::string, Pair>> by_batch;  // batch -> problem -> timings
+  for (const Result& r : results) {
+    if (r.status != ResultStatus::ok) continue;
+    const KernelInfo* info = find_kernel(r.kernel);
+    Pair& pair = by_batch[r.batch][r.problem];
+    if (r.kernel == "onednn.conv") {
+      pair.onednn = r.latency.p50;
+    } else if (info != nullptr && !info->baseline && r.kernel != "cpu.00_reference" &&
+               (pair.best == 0 || r.latency.p50 < pair.best)) {
+      pair.best = r.latency.p50;
+      pair.best_kernel = r.kernel;
+    }
+  }
+  std::string out;
+  for (const auto& [batch, problems] : by_batch) {
+    double log_sum = 0;
+    int count = 0, wins = 0;
+    for (const auto& [problem, pair] : problems) {
+      if (pair.best == 0 || pair.onednn == 0) continue;
+      log_sum += std::log(pair.onednn / pair.best);
+      ++count;
+      wins += pair.best < pair.onednn;
+    }
+    if (count > 0)
+      out += fmt::format("batch {}: best of ours vs onednn.conv over {} problems: geometric mean {:.2f}x faster ({} of {} won)\n",
+                         batch, count, std::exp(log_sum / count), wins, count);
+  }
+  return out;
+}
+
 std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const std::vector<Result>& results) {
   const std::string descriptor = to_string(np.problem.with_batch(batch));
   std::string out = fmt::format("\n{}{}\n", descriptor, np.role.empty() ? "" : "  (" + np.role + ")");
-  out += fmt::format("  {:<24} {:>10} {:>10} {:>9} {:>6} {:>9} {:>10} {:>10}  {}\n", "kernel", "p50 ms", "p95 ms",
-                     "GFLOP/s", "%peak", "vs onednn", "max abs", "norm err", "flags");
+  out += fmt::format("  {:<24} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>10} {:>10}  {}\n", "kernel", "p50 ms", "p95 ms",
+                     "layout ms", "GFLOP/s", "%peak", "vs onednn", "max abs", "norm err", "flags");
   const Result* onednn = nullptr;
   for (const Result& r : results)
     if (r.problem == descriptor && r.kernel == "onednn.conv" && r.status == ResultStatus::ok) onednn = &r;
@@ -148,8 +188,9 @@ std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const s
       continue;
     }
     const std::string ratio = onednn != nullptr ? fmt::format("{:.2f}x", onednn->latency.p50 / r.latency.p50) : "-";
-    out += fmt::format("  {:<24} {:>10.3f} {:>10.3f} {:>9.1f} {:>6.1f} {:>9} {:>10.2e} {:>10.2e}  {}{}\n", r.kernel,
-                       r.latency.p50, r.latency.p95, r.gflops(), r.percent_of_peak(), ratio, r.accuracy->max_abs,
+    const std::string layout = r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : "-";
+    out += fmt::format("  {:<24} {:>10.3f} {:>10.3f} {:>9} {:>9.1f} {:>6.1f} {:>9} {:>10.2e} {:>10.2e}  {}{}\n", r.kernel,
+                       r.latency.p50, r.latency.p95, layout, r.gflops(), r.percent_of_peak(), ratio, r.accuracy->max_abs,
                        r.accuracy->normalised, r.accuracy->sampled ? "sampled-check," : "", fmt::join(r.flags(), ","));
   }
   return out;

@@ -38,6 +38,10 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
 
 // The table for single convolutions: one block per problem, with % of peak, the speed ratio to
 // onednn.conv (its p50 / ours: above 1 is faster) and the error against the oracle.
+// Per batch size: the geometric mean over problems of (onednn.conv p50 / best of ours p50),
+// ours being every kernel that is neither a baseline nor the oracle. Empty without oneDNN.
+std::string best_versus_onednn_summary(const std::vector<Result>& results);
+
 std::string conv_table_block(const NamedProblem& problem, std::int64_t batch, const std::vector<Result>& results);
 
 }  // namespace convlab

@@ -112,6 +112,9 @@ Environment collect_environment() {
   env.libraries.emplace_back("cuda_architectures", build::kCudaArchitectures);
 #endif
   env.metal = backend_status(Backend::metal).detail;
+  std::ifstream loadavg("/proc/loadavg");
+  loadavg >> env.load_average;
+  if (!loadavg) env.load_average = -1;
   return env;
 }
 
@@ -136,6 +139,8 @@ nlohmann::json to_json(const Environment& env) {
       {"libraries", libs},
       {"cuda", env.cuda},
       {"metal", env.metal},
+      {"load_average", env.load_average},
+      {"machine_busy", env.busy()},
   };
 }
 
@@ -149,10 +154,13 @@ std::string describe(const Environment& env) {
       "system:   {}, kernel {}\n"
       "libs:     {}\n"
       "cuda:     {}\n"
-      "metal:    {}\n",
+      "metal:    {}\n"
+      "load:     {:.2f} (1-minute average){}\n",
       env.convlab_version, env.git_commit.substr(0, 12), env.git_dirty ? ", dirty" : "", env.date_utc, env.cpu_model,
       env.logical_cpus, env.threads, env.compiler, env.build_type, env.cxx_flags, env.isa,
-      env.native_build ? " (native)" : " (portable)", env.os, env.kernel, libs, env.cuda, env.metal);
+      env.native_build ? " (native)" : " (portable)", env.os, env.kernel, libs, env.cuda, env.metal,
+      env.load_average,
+      env.busy() ? " -- WARNING: other work is using the cores; multi-threaded timings are not trustworthy" : "");
 }
 
 }  // namespace convlab

@@ -23,6 +23,10 @@ struct Environment {
   std::vector<std::pair<std::string, std::string>> libraries;  // name, version
   std::string cuda;   // "device name (sm_90), runtime 13.0, driver 13.0" or why not
   std::string metal;  // available or why not
+  double load_average = -1;  // 1-minute load average when the run started; -1 when unknown
+  // True when other work is competing for the cores (load above half the logical CPUs): OpenMP
+  // barriers then wait for scheduler time slices and multi-threaded timings become meaningless.
+  bool busy() const { return load_average > 0.5 * logical_cpus; }
 };
 
 Environment collect_environment();

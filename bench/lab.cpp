@@ -78,6 +78,8 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
           if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
             r.choices.push_back(net.layers()[i].name + ": " + why);
         r.measurement = measure([&plan] { plan.forward(); }, *device, config.protocol, clock);
+        if (plan.has_layout_changes())
+          r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, *device, kLayoutProtocol, clock).samples_ms).p50;
         r.latency = summarize(r.measurement.samples_ms, config.method);
         if (!r.measurement.device_samples_ms.empty())
           r.device_latency = summarize(r.measurement.device_samples_ms, config.method);

@@ -36,15 +36,17 @@ std::string joined(const std::vector<std::string>& items, std::string_view sep) 
 }  // namespace
 
 std::string table_header() {
-  return fmt::format("{:<24} {:>5} {:>10} {:>10} {:>10} {:>11} {:>8} {:>6} {:>9} {:>8}  {}\n", "kernel", "batch",
-                     "p50 ms", "p95 ms", "ms/item", "items/s", "GFLOP/s", "%peak", "cold ms", "peak MiB", "flags");
+  return fmt::format("{:<24} {:>5} {:>10} {:>10} {:>9} {:>10} {:>11} {:>8} {:>6} {:>9} {:>8}  {}\n", "kernel", "batch",
+                     "p50 ms", "p95 ms", "layout ms", "ms/item", "items/s", "GFLOP/s", "%peak", "cold ms", "peak MiB",
+                     "flags");
 }
 
 std::string table_row(const Result& r) {
   if (r.status != ResultStatus::ok)
     return fmt::format("{:<24} {:>5} {}\n", r.kernel, r.batch, r.error);
-  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>10.4f} {:>11.1f} {:>8.2f} {:>6.1f} {:>9.3f} {:>8.1f}  {}\n",
-                     r.kernel, r.batch, r.latency.p50, r.latency.p95, r.per_item_ms(), r.throughput_items_per_s(),
+  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8.2f} {:>6.1f} {:>9.3f} {:>8.1f}  {}\n",
+                     r.kernel, r.batch, r.latency.p50, r.latency.p95,
+                     r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
                      r.gflops(), r.percent_of_peak(), r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
                      joined(r.flags(), ","));
 }
@@ -82,6 +84,7 @@ nlohmann::json to_json(const Result& r) {
   j["gflops"] = r.gflops();
   if (r.peak_gflops > 0) j["percent_of_peak"] = r.percent_of_peak();
   if (!r.choices.empty()) j["kernel_choices"] = r.choices;
+  if (r.layout_ms) j["layout_change_ms"] = *r.layout_ms;
   if (r.accuracy)
     j["error_vs_reference"] = {{"max_abs", r.accuracy->max_abs},   {"max_rel", r.accuracy->max_rel},
                                {"normalised", r.accuracy->normalised}, {"checked_outputs", r.accuracy->checked},

@@ -50,6 +50,7 @@ struct Result {
   double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
   std::optional<ErrorStats> accuracy;  // against cpu.00_reference, where checked
   std::vector<std::string> choices;    // "conv1: chose ..." for kernels that choose (cpu.auto)
+  std::optional<double> layout_ms;     // p50 of the layout conversions alone, when the kernel makes any
   std::vector<LayerTime> layer_times;  // with --per-layer: each layer's median and share
 
   double gflops() const { return flops_per_item * static_cast<double>(batch) / (latency.p50 * 1e6); }
@@ -65,6 +66,9 @@ std::string table_header();
 std::string table_row(const Result& r);
 
 nlohmann::json to_json(const Result& r);
+// The protocol for timing layout conversions apart: short, they are only a share of the run.
+inline constexpr Protocol kLayoutProtocol{.warmup = 2, .trials = 15};
+
 struct Peak;
 // `peak` may be null (not measured).
 nlohmann::json results_document(const Environment& env, const Peak* peak, const std::vector<Result>& results);

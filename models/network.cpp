@@ -222,6 +222,18 @@ NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSel
   memory_.workspace_bytes = workspace;
 }
 
+bool NetworkPlan::has_layout_changes() const {
+  for (const auto& conv : convs_)
+    if (conv && conv->changes_layout()) return true;
+  return false;
+}
+
+void NetworkPlan::layout_changes_only() {
+  for (std::size_t i = 0; i < convs_.size(); ++i)
+    if (convs_[i] && convs_[i]->changes_layout())
+      convs_[i]->run_layout_changes_only(input_of(net_.layers()[i].inputs[0]), activations_[i].data(), workspace_.get());
+}
+
 const float* NetworkPlan::input_of(int index) const {
   return index == Network::kNetworkInput ? input_.data() : activations_[index].data();
 }

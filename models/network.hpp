@@ -113,6 +113,11 @@ class NetworkPlan {
   // The same pass with each layer timed by steady_clock (ms into layer_ms, one per layer). A
   // separate entry point so that the plain forward() pays nothing for it.
   void forward_timed(std::span<double> layer_ms);
+  // Only the layout conversions the conv kernels do inside forward() (see
+  // PlannedConv::run_layout_changes_only), so their cost can be reported apart. False when no
+  // layer's kernel changes layout.
+  bool has_layout_changes() const;
+  void layout_changes_only();
 
   Tensor& input() { return input_; }
   const Tensor& output() const { return activations_.back(); }

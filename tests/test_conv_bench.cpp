@@ -6,6 +6,7 @@
 
 #include "bench/conv_bench.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
 
 using namespace convlab;
 
@@ -41,4 +42,20 @@ TEST_CASE("conv bench: large problems are checked on a sample, small ones whole"
   CHECK_FALSE(small[0].accuracy->sampled);
   CHECK(small[0].accuracy->checked == 144);
   CHECK(small[0].accuracy->max_abs < 1e-6);
+}
+
+TEST_CASE("conv bench: best of ours versus oneDNN is a geometric mean over problems") {
+  auto result = [](const char* problem, const char* kernel, double p50) {
+    Result r{.problem = problem, .kernel = kernel, .batch = 1};
+    r.latency.p50 = p50;
+    return r;
+  };
+  // Problem a: best of ours 1 ms vs oneDNN 4 ms (4x); problem b: 4 ms vs 1 ms (0.25x).
+  // The oracle and oneDNN itself never count as "ours".
+  const std::vector<Result> results = {
+      result("a", "cpu.00_reference", 0.5), result("a", "cpu.01_im2col_eigen", 1.0), result("a", "onednn.conv", 4.0),
+      result("b", "cpu.01_im2col_eigen", 4.0), result("b", "onednn.conv", 1.0)};
+  const std::string summary = best_versus_onednn_summary(results);
+  if (find_kernel("onednn.conv") == nullptr) return;  // built without oneDNN: nothing to compare
+  CHECK(summary == "batch 1: best of ours vs onednn.conv over 2 problems: geometric mean 1.00x faster (1 of 2 won)\n");
 }

@@ -74,12 +74,7 @@ class OneDnnConv final : public PlannedConv {
   std::size_t weight_bytes() const override { return weight_bytes_; }
 
   void run(const float* input, float* output, void* workspace) const override {
-    auto* bytes = static_cast<char*>(workspace);
-    user_src_.set_data_handle(const_cast<float*>(input));  // oneDNN's API is not const-correct
-    user_dst_.set_data_handle(output);
-    if (reorder_src_) src_.set_data_handle(bytes);
-    if (reorder_dst_) dst_.set_data_handle(bytes + src_bytes_);
-    scratch_.set_data_handle(bytes + src_bytes_ + dst_bytes_);
+    bind(input, output, workspace);
     if (reorder_src_) to_blocked_.execute(stream_, user_src_, src_);
     conv_.execute(stream_, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weight_}, {DNNL_ARG_BIAS, bias_},
                             {DNNL_ARG_DST, dst_}, {DNNL_ARG_SCRATCHPAD, scratch_}});
@@ -87,7 +82,24 @@ class OneDnnConv final : public PlannedConv {
     stream_.wait();
   }
 
+  bool changes_layout() const override { return reorder_src_ || reorder_dst_; }
+  void run_layout_changes_only(const float* input, float* output, void* workspace) const override {
+    bind(input, output, workspace);
+    if (reorder_src_) to_blocked_.execute(stream_, user_src_, src_);
+    if (reorder_dst_) to_nchw_.execute(stream_, dst_, user_dst_);
+    stream_.wait();
+  }
+
  private:
+  void bind(const float* input, float* output, void* workspace) const {
+    auto* bytes = static_cast<char*>(workspace);
+    user_src_.set_data_handle(const_cast<float*>(input));  // oneDNN's API is not const-correct
+    user_dst_.set_data_handle(output);
+    if (reorder_src_) src_.set_data_handle(bytes);
+    if (reorder_dst_) dst_.set_data_handle(bytes + src_bytes_);
+    scratch_.set_data_handle(bytes + src_bytes_ + dst_bytes_);
+  }
+
   dnnl::engine engine_;
   mutable dnnl::stream stream_;
   dnnl::convolution_forward::primitive_desc pd_;
