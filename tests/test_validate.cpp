@@ -61,10 +61,12 @@ TEST_CASE("validate: negative control: one corrupted weight tensor fails, at the
   Golden g = golden("resnet8", 1);
   g.weights.tensors.at("layer3.0.conv1.weight").values[17] *= -1.0f;  // one sign flipped
   const Network net = build_from_file(*find_model("resnet8"), g.weights, "corrupted");
-  const KernelValidation v = validate_kernel(net, g.input.tensors.at("input"), g.expect, "cpu.00_reference");
-  INFO(describe(v));
-  CHECK_FALSE(v.pass);
-  CHECK(v.first_divergent == "layer3.0.conv1");
+  for (const std::string& id : kernels_covering(net, Backend::cpu)) {  // however loose a kernel's tolerance
+    const KernelValidation v = validate_kernel(net, g.input.tensors.at("input"), g.expect, id);
+    INFO(describe(v));
+    CHECK_FALSE(v.pass);
+    CHECK(v.first_divergent == "layer3.0.conv1");
+  }
 
   Golden bn = golden("resnet8", 3);  // a BatchNorm statistic is a weight too: folding must use it
   bn.weights.tensors.at("layer3.0.bn2.running_var").values[3] *= 1.5f;
@@ -99,7 +101,8 @@ TEST_CASE("validate: layer comparison is relative to the reference's magnitude")
   std::vector<float> nan = ref;
   nan[2] = std::numeric_limits<float>::quiet_NaN();
   CHECK_FALSE(compare_layer("nan", nan, ref, t).pass);
-  CHECK(tolerance_for(4.0).normalised == 4 * kNormalisedError);
+  CHECK(tolerance_for(4.0).normalised == 2 * kNormalisedError);  // root-mean-square growth: sqrt(error_scale)
+  CHECK(tolerance_for(0.5).peak_fraction == kPeakFraction);
 }
 
 TEST_CASE("validate: references that do not fit the network are errors") {
