@@ -132,7 +132,7 @@ KernelValidation validate_kernel(const Network& net, const StoredTensor& input, 
 }
 
 std::string describe(const KernelValidation& v) {
-  std::string s = fmt::format("{}: {}  (tolerance: normalised error <= {:.0e}, max abs <= {:.0e} x layer peak)\n",
+  std::string s = fmt::format("{}: {}  (tolerance: normalised error <= {:.2g}, max abs <= {:.2g} x layer peak)\n",
                               v.kernel, v.pass ? "PASS" : "FAIL", v.tolerance.normalised, v.tolerance.peak_fraction);
   if (v.conv_layers_run < v.conv_layers)
     s += fmt::format("  ran {} of the {} conv layers; cpu.00_reference ran the others\n", v.conv_layers_run,
