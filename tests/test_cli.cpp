@@ -106,8 +106,8 @@ TEST_CASE("cli: an unavailable backend is skipped with its reason, not crashed o
 TEST_CASE("cli: a run writes JSON and CSV with every trial") {
   const fs::path dir = scratch();
   const std::string json = (dir / "r.json").string(), csv = (dir / "r.csv").string();
-  const Outcome o = run_convlab("run --model lab-cnn --batch 1,3 --warmup 2 --trials 9 --threads 1 --json " + json +
-                            " --csv " + csv);
+  const Outcome o = run_convlab("run --model lab-cnn --kernel cpu.00_reference --batch 1,3 --warmup 2 --trials 9 "
+                                "--threads 1 --json " + json + " --csv " + csv);
   REQUIRE(o.code == 0);
   CHECK(o.out.find("cpu.00_reference") != std::string::npos);
   const auto doc = nlohmann::json::parse(slurp(json));
@@ -123,7 +123,8 @@ TEST_CASE("cli: a run writes JSON and CSV with every trial") {
 TEST_CASE("cli: a batch that does not fit is reported, the others are measured, exit 3") {
   const fs::path dir = scratch();
   const std::string json = (dir / "oom.json").string();
-  const Outcome o = run_convlab("run --batch 1,100000000000,2 --warmup 0 --trials 2 --json " + json);
+  const Outcome o =
+      run_convlab("run --kernel cpu.00_reference --batch 1,100000000000,2 --warmup 0 --trials 2 --json " + json);
   CHECK(o.code == 3);
   CHECK(o.out.find("out of memory at batch 100000000000") != std::string::npos);
   const auto doc = nlohmann::json::parse(slurp(json));
