@@ -17,10 +17,12 @@ struct PaddedBlockedImage {
   std::int64_t channels, height, width;  // the unpadded NCHW image
   std::int64_t pad_h, pad_w;
   std::int64_t block;
+  // More zeros below and to the right, for kernels whose last tile reads past the padding.
+  std::int64_t extra_h = 0, extra_w = 0;
 
   std::int64_t channel_blocks() const { return (channels + block - 1) / block; }
-  std::int64_t padded_height() const { return height + 2 * pad_h; }
-  std::int64_t padded_width() const { return width + 2 * pad_w; }
+  std::int64_t padded_height() const { return height + 2 * pad_h + extra_h; }
+  std::int64_t padded_width() const { return width + 2 * pad_w + extra_w; }
   std::int64_t block_stride() const { return padded_height() * padded_width() * block; }  // between channel blocks
   std::int64_t row_stride() const { return padded_width() * block; }
   std::int64_t elems() const { return channel_blocks() * block_stride(); }
