@@ -23,6 +23,9 @@
 // writes an L2-resident padded copy (a few % of the run on that shape); the output transpose is a
 // 16 x 14 scatter through L1 per 14 x 576 FMAs (~2%). Small-C layers (lab-cnn's first layer,
 // C = 3) run far below peak: only C x R x S = 27 FMAs per tile before the epilogue.
+// Threads: whole images per thread when the batch shares out (each thread reorders into its own
+// cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
+// (for_each_blocked_image in kernels/cpu/layout.hpp).
 // Determinism: each output is summed by one thread in the fixed order c, r, s; bias added last.
 //
 // Benchmark: build/convlab run --model lab-cnn --kernel cpu.02_direct_xsimd --batch 1,32
@@ -32,6 +35,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <omp.h>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/common/error.hpp"
@@ -124,10 +128,21 @@ constexpr std::array<std::array<std::array<TileFn, kMaxTile>, kMaxKBlocks>, 2> k
 
 class DirectXsimdConv final : public PlannedConv {
  public:
-  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e)
+  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
       : p_(p),
         epilogue_(e),
+        threads_(threads),
+        by_image_(shares_whole_images(p.n, threads)),
         image_{.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = kBlock},
+        geometry_{.channels = p.c,
+                  .r = p.r,
+                  .s = p.s,
+                  .in_block_stride = image_.block_stride(),
+                  .in_tap_row = (p.dilation_h + 1) * image_.row_stride(),
+                  .in_tap_col = (p.dilation_w + 1) * kBlock,
+                  .in_pixel = p.stride_w * kBlock,
+                  .w_block_stride = p.c * p.r * p.s * kBlock,
+                  .out_channel_stride = p.out_h() * p.out_w()},
         k_blocks_((p.k + kBlock - 1) / kBlock),
         weight_(aligned_floats(static_cast<std::size_t>(k_blocks_ * p.c * p.r * p.s * kBlock))),
         bias_(aligned_floats(static_cast<std::size_t>(k_blocks_ * kBlock))) {
@@ -141,65 +156,56 @@ class DirectXsimdConv final : public PlannedConv {
       bias_[k] = k < p.k && !w.bias.empty() ? w.bias[k] : 0.0f;
   }
 
-  // One padded NCHWc image (reused image after image, so it stays in cache) + alignment slack.
+  // A padded NCHWc image per thread (or one shared), reused image after image so it stays in
+  // cache, + alignment slack.
   std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(image_.elems()) * sizeof(float) + Tensor::kAlignment;
+    return static_cast<std::size_t>((by_image_ ? threads_ : 1) * image_.elems()) * sizeof(float) +
+           Tensor::kAlignment;
   }
   std::size_t weight_bytes() const override {
     return static_cast<std::size_t>(k_blocks_ * (p_.c * p_.r * p_.s + 1) * kBlock) * sizeof(float);
   }
 
   void run(const float* input, float* output, void* workspace) const override {
-    const ConvProblem& p = p_;
-    auto address = reinterpret_cast<std::uintptr_t>(workspace);
-    float* blocked = reinterpret_cast<float*>((address + Tensor::kAlignment - 1) & ~(Tensor::kAlignment - 1));
-    const std::int64_t oh = p.out_h(), ow = p.out_w();
-    const TileGeometry g{.channels = p.c,
-                         .r = p.r,
-                         .s = p.s,
-                         .in_block_stride = image_.block_stride(),
-                         .in_tap_row = (p.dilation_h + 1) * image_.row_stride(),
-                         .in_tap_col = (p.dilation_w + 1) * kBlock,
-                         .in_pixel = p.stride_w * kBlock,
-                         .w_block_stride = p.c * p.r * p.s * kBlock,
-                         .out_channel_stride = oh * ow};
-    const auto& tiles = kTiles[p.stride_w == 1 ? 1 : 0];
-    const std::int64_t k_pairs = (k_blocks_ + kMaxKBlocks - 1) / kMaxKBlocks;
-    // Split each row into equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles
-    // plus a thin tail: a thin tile has too few accumulators to hide the FMA latency.
-    const std::int64_t row_tiles = (ow + kMaxTile - 1) / kMaxTile;
-
-#pragma omp parallel
-    for (std::int64_t n = 0; n < p.n; ++n) {
-      // Threads split the image by rows, as they split the output rows below, so each mostly
-      // reads back what it wrote into its own cache. The loops' barriers order the two phases.
-#pragma omp for schedule(static)
-      for (std::int64_t row = 0; row < image_.padded_height(); ++row)
-        nchw_to_padded_nchwc_row(input + n * p.c * p.h * p.w, image_, row, blocked);
-#pragma omp for collapse(2) schedule(static)
-      for (std::int64_t y = 0; y < oh; ++y) {
-        for (std::int64_t kp = 0; kp < k_pairs; ++kp) {
-          const std::int64_t kb0 = kp * kMaxKBlocks;
-          const int kbs = static_cast<int>(std::min<std::int64_t>(kMaxKBlocks, k_blocks_ - kb0));
-          const float* w = weight_.get() + kb0 * g.w_block_stride;
-          float* out_row = output + ((n * p.k + kb0 * kBlock) * oh + y) * ow;
-          const float* in_row = blocked + y * p.stride_h * image_.row_stride();
-          std::int64_t x0 = 0;
-          for (std::int64_t t = 0; t < row_tiles; ++t) {
-            const std::int64_t width = ow / row_tiles + (t < ow % row_tiles ? 1 : 0);
-            tiles[kbs - 1][width - 1](in_row + x0 * g.in_pixel, w, bias_.get() + kb0 * kBlock, g,
-                                      epilogue_.activation, out_row + x0, p.k - kb0 * kBlock);
-            x0 += width;
-          }
-        }
-      }
-    }
+    const auto address = reinterpret_cast<std::uintptr_t>(workspace);
+    float* copies = reinterpret_cast<float*>((address + Tensor::kAlignment - 1) & ~(Tensor::kAlignment - 1));
+    // An item is one output row for one pair of output-channel blocks (collapse(y, pair) order).
+    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, p_.out_h() * k_pairs(),
+                           [&](std::int64_t n, const float* copy, std::int64_t item, int) {
+                             convolve_row(copy, output, n, item / k_pairs(), item % k_pairs());
+                           });
   }
 
  private:
+  std::int64_t k_pairs() const { return (k_blocks_ + kMaxKBlocks - 1) / kMaxKBlocks; }
+
+  // Output row y of image n for output-channel blocks 2 kp and 2 kp + 1, from the padded image.
+  void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t kp) const {
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w();
+    const std::int64_t kb0 = kp * kMaxKBlocks;
+    const int kbs = static_cast<int>(std::min<std::int64_t>(kMaxKBlocks, k_blocks_ - kb0));
+    const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
+    float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
+    const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
+    const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
+    // Equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles plus a thin tail: a
+    // thin tile has too few accumulators to hide the FMA latency.
+    const std::int64_t row_tiles = (ow + kMaxTile - 1) / kMaxTile;
+    for (std::int64_t t = 0, x0 = 0; t < row_tiles; ++t) {
+      const std::int64_t width = ow / row_tiles + (t < ow % row_tiles ? 1 : 0);
+      tiles[kbs - 1][width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + kb0 * kBlock, geometry_,
+                                epilogue_.activation, out_row + x0, p_.k - kb0 * kBlock);
+      x0 += width;
+    }
+  }
+
   ConvProblem p_;
   Epilogue epilogue_;
+  int threads_;
+  // Whole images per thread when the batch shares out evenly (or nearly: many images).
+  bool by_image_;
   PaddedBlockedImage image_;
+  TileGeometry geometry_;
   std::int64_t k_blocks_;
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
 };
@@ -216,7 +222,7 @@ std::unique_ptr<PlannedConv> direct_xsimd_plan(const ConvProblem& p, const ConvW
   check_weights(p, w);
   if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
-  return std::make_unique<DirectXsimdConv>(p, w, e);
+  return std::make_unique<DirectXsimdConv>(p, w, e, omp_get_max_threads());
 }
 
 }  // namespace convlab::cpu

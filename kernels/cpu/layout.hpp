@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include <omp.h>
+
 namespace convlab::cpu {
 
 // One image in NCHWc with its spatial padding materialised as zeros, so a convolution reading it
@@ -33,5 +35,42 @@ struct PaddedBlockedImage {
 // between threads by rows, the same way they split the convolution that reads it.
 void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image, std::int64_t padded_row,
                               float* blocked);
+
+// Whether a batch shares out between `threads` in whole images: evenly, or nearly (many images).
+inline bool shares_whole_images(std::int64_t images, int threads) {
+  return images % threads == 0 || images >= 4 * threads;
+}
+
+// The schedule of a kernel that reads padded NCHWc copies of its NCHW input images: each image is
+// reordered, then work(n, copy, item, thread) runs for every item in [0, items) of image n
+// (items: whatever the kernel splits an image into; thread: for per-thread scratch).
+// whole_images: each thread takes whole images into its own copy (`copies` holds `threads` of
+// them), reads back from its own cache and meets no barrier. Otherwise (batch 1) the threads
+// share each image's rows, then its items, through one copy; static schedules give a thread
+// the same part of the image in both loops, so it mostly reads back what it wrote.
+template <class Work>
+void for_each_blocked_image(const float* input, std::int64_t images, const PaddedBlockedImage& image, float* copies,
+                            bool whole_images, int threads, std::int64_t items, Work&& work) {
+  const std::int64_t image_in = image.channels * image.height * image.width;
+  if (whole_images) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t n = 0; n < images; ++n) {
+      const int thread = omp_get_thread_num();
+      float* copy = copies + thread * image.elems();
+      for (std::int64_t row = 0; row < image.padded_height(); ++row)
+        nchw_to_padded_nchwc_row(input + n * image_in, image, row, copy);
+      for (std::int64_t item = 0; item < items; ++item) work(n, copy, item, thread);
+    }
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  for (std::int64_t n = 0; n < images; ++n) {
+#pragma omp for schedule(static)
+    for (std::int64_t row = 0; row < image.padded_height(); ++row)
+      nchw_to_padded_nchwc_row(input + n * image_in, image, row, copies);
+#pragma omp for schedule(static)
+    for (std::int64_t item = 0; item < items; ++item) work(n, copies, item, omp_get_thread_num());
+  }
+}
 
 }  // namespace convlab::cpu

@@ -6,8 +6,6 @@
 
 #include "kernels/cpu/winograd.hpp"
 
-#include <omp.h>
-
 #define EIGEN_DONT_PARALLELIZE  // one GEMM per thread: the parallelism is over chunks of tiles
 #include <Eigen/Core>
 
@@ -22,9 +20,6 @@ std::string unsupported(const ConvProblem& p) {
   if (p.groups != 1) return fmt::format("groups = {}: this Winograd kernel needs groups = 1", p.groups);
   return {};
 }
-
-int max_threads() { return omp_get_max_threads(); }
-int thread_index() { return omp_get_thread_num(); }
 
 void gemm(const float* lhs, const float* rhs, float* out, std::int64_t rows, std::int64_t inner, std::int64_t cols) {
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

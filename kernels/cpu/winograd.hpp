@@ -38,9 +38,6 @@ constexpr std::int64_t kBlock = Vec::size;
 
 // "" when Winograd F(., 3x3) supports the problem. Padding may be anything: tiles read zeros.
 std::string unsupported(const ConvProblem& p);
-// OpenMP, kept out of the header.
-int max_threads();
-int thread_index();
 // out (rows x cols) = lhs (rows x inner) * rhs (inner x cols), all row-major and dense.
 void gemm(const float* lhs, const float* rhs, float* out, std::int64_t rows, std::int64_t inner, std::int64_t cols);
 
@@ -67,7 +64,7 @@ class WinogradConv final : public PlannedConv {
 
  public:
   WinogradConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
-      : p_(p), e_(e), threads_(threads),
+      : p_(p), e_(e), threads_(threads), by_image_(shares_whole_images(p.n, threads)),
         tiles_h_((p.out_h() + m - 1) / m), tiles_w_((p.out_w() + m - 1) / m),
         c_pad_(round_up(p.c)), k_pad_(round_up(p.k)),
         image_{.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = kBlock,
@@ -98,42 +95,34 @@ class WinogradConv final : public PlannedConv {
     for (std::int64_t kk = 0; kk < kBlock; ++kk) plane_offsets_[kk] = static_cast<std::int32_t>(scatter_ ? kk * plane : 0);
   }
 
-  // The padded NCHWc image, then per thread one chunk's V and M.
+  // The padded NCHWc image (one per thread when they take whole images), then per thread one
+  // chunk's V and M.
   std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(image_.elems() + threads_ * chunk_floats()) * sizeof(float) +
+    return static_cast<std::size_t>(images() * image_.elems() + threads_ * chunk_floats()) * sizeof(float) +
            Tensor::kAlignment;
   }
   std::size_t weight_bytes() const override { return (a * a * c_pad_ * k_pad_ + k_pad_) * sizeof(float); }
 
   void run(const float* input, float* output, void* workspace) const override {
     const auto address = reinterpret_cast<std::uintptr_t>(workspace);
-    float* blocked = reinterpret_cast<float*>((address + Tensor::kAlignment - 1) & ~(Tensor::kAlignment - 1));
-    float* chunks = blocked + image_.elems();
-    const std::int64_t tiles = tiles_h_ * tiles_w_;
-    const std::int64_t chunks_per_image = (tiles + chunk_tiles_ - 1) / chunk_tiles_;
-    // num_threads: the workspace holds this many chunks.
-#pragma omp parallel num_threads(threads_)
-    {
-      float* scratch = chunks + thread_index() * chunk_floats();
-      for (std::int64_t n = 0; n < p_.n; ++n) {
-#pragma omp for schedule(static)
-        for (std::int64_t row = 0; row < image_.padded_height(); ++row)
-          nchw_to_padded_nchwc_row(input + n * p_.c * p_.h * p_.w, image_, row, blocked);
-#pragma omp for schedule(static)
-        for (std::int64_t chunk = 0; chunk < chunks_per_image; ++chunk) {
-          const std::int64_t first = chunk * chunk_tiles_, count = std::min(chunk_tiles_, tiles - first);
-          run_chunk(blocked, output + n * p_.k * p_.out_h() * p_.out_w(), first, count, scratch);
-        }
-      }
-    }
+    float* copies = reinterpret_cast<float*>((address + Tensor::kAlignment - 1) & ~(Tensor::kAlignment - 1));
+    float* chunks = copies + images() * image_.elems();
+    const std::int64_t image_out = p_.k * p_.out_h() * p_.out_w();
+    // An item is one chunk of tiles; each thread has its own chunk scratch.
+    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, chunks_per_image(),
+                           [&](std::int64_t n, const float* copy, std::int64_t chunk, int thread) {
+                             run_chunk(copy, output + n * image_out, chunk, chunks + thread * chunk_floats());
+                           });
   }
 
  private:
   static std::int64_t round_up(std::int64_t channels) { return (channels + kBlock - 1) / kBlock * kBlock; }
   std::int64_t chunk_floats() const { return a * a * chunk_tiles_ * (c_pad_ + k_pad_); }
+  std::int64_t images() const { return by_image_ ? threads_ : 1; }
+  std::int64_t chunks_per_image() const { return (tiles_h_ * tiles_w_ + chunk_tiles_ - 1) / chunk_tiles_; }
 
-  void run_chunk(const float* blocked, float* out_image, std::int64_t first, std::int64_t count,
-                 float* scratch) const {
+  void run_chunk(const float* blocked, float* out_image, std::int64_t chunk, float* scratch) const {
+    const std::int64_t first = chunk * chunk_tiles_, count = std::min(chunk_tiles_, tiles_h_ * tiles_w_ - first);
     float* v = scratch;                                // [xi][t][c]
     float* mm = scratch + a * a * chunk_tiles_ * c_pad_;  // [xi][t][k]
     for (std::int64_t t = 0; t < count; ++t) {
@@ -211,6 +200,7 @@ class WinogradConv final : public PlannedConv {
   ConvProblem p_;
   Epilogue e_;
   int threads_;
+  bool by_image_;  // whole images per thread when the batch shares out (as in cpu.02)
   std::int64_t tiles_h_, tiles_w_, c_pad_, k_pad_;
   PaddedBlockedImage image_;
   std::int64_t chunk_tiles_ = 1;
@@ -226,7 +216,7 @@ std::unique_ptr<PlannedConv> plan(std::string_view id, const ConvProblem& p, con
   check_weights(p, w);
   if (const std::string why = unsupported(p); !why.empty())
     throw InputError(fmt::format("{}: {}: {}", id, to_string(p), why));
-  return std::make_unique<WinogradConv<F>>(p, w, e, max_threads());
+  return std::make_unique<WinogradConv<F>>(p, w, e, omp_get_max_threads());
 }
 
 }  // namespace convlab::cpu::winograd
