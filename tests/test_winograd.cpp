@@ -1,7 +1,8 @@
 // The accuracy of the fast kernels, measured: how much of the FP32 summation bound each kernel
 // uses on shapes chosen to stress transforms (few channels: the transforms' rounding dominates;
-// many channels: the GEMM's does), for signed data and for positive data (no cancellation in
-// the direct sum, so the bound is tight and a transform's cancellations show).
+// many channels: the GEMM's does) and the blocked kernels' tails, for signed data and for
+// positive data (no cancellation in the direct sum, so the bound is tight and a transform's
+// cancellations show).
 // Prints, per kernel and shape: max |error|, max |error| / max |exact|, and the worst
 // |error| / bound with error_scale 1 ("bound used") — the figure behind each error_scale in
 // kernels/cpu/cpu_kernels.inc. Run alone: build/tests/convlab_tests -tc="*accuracy*" -s
@@ -49,6 +50,11 @@ const char* const kShapes[] = {
     "mb2ic32ih8oc64oh8kh3ph1",      // deep layer
     "mb1ic64ih28oc64oh28kh3ph1",    // the benchmark layer's channels
     "mb1ic256ih14oc32oh14kh3ph1",   // many channels: the GEMM's summation dominates
+    // Tails and schedules of the blocked kernels (block = SIMD width, 16 with AVX-512):
+    "mb5ic20ih9iw13oc40oh9ow13kh3ph1",  // C and K tails (40 = a pair of blocks + one); batch 5
+                                         // shares out unevenly, so images are split by rows
+    "mb8ic16ih17oc17oh21kh3ph3",        // padding larger than the kernel; K = one block + 1
+    "mb2ic8ih15iw12oc16oh6ow5kh3kw2sh2sw2dh1dw1",  // stride 2, dilation 1, non-square kernel
 };
 
 }  // namespace
