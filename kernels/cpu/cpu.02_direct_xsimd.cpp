@@ -32,99 +32,45 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <utility>
 
 #include <fmt/format.h>
 #include <omp.h>
-#include <xsimd/xsimd.hpp>
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
 #include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/microkernel.hpp"
 
 namespace convlab::cpu {
 
 namespace {
 
-using Vec = xsimd::batch<float>;
-constexpr std::int64_t kBlock = Vec::size;
-// Accumulators per tile = kMaxKBlocks x kMaxTile; with 2 weight vectors and a broadcast that must
-// fit the register file: 32 vector registers with AVX-512 (2 x 14 + 3), 16 otherwise (2 x 6 + 3).
-constexpr int kMaxTile = kBlock >= 16 ? 14 : 6;
-constexpr int kMaxKBlocks = 2;
-
-// Strides (in floats) and loop bounds the micro-kernel needs.
-struct TileGeometry {
-  std::int64_t channels, r, s;
-  std::int64_t in_block_stride;  // between channel blocks of the padded NCHWc image
-  std::int64_t in_tap_row;       // one kernel row further: (dilation + 1) padded rows
-  std::int64_t in_tap_col;       // one kernel column further
-  std::int64_t in_pixel;         // one output pixel further: stride_w blocked pixels
-  std::int64_t w_block_stride;   // between output-channel blocks of the packed weights
-  std::int64_t out_channel_stride;
-};
-
-// activate() on a vector, with the same comparisons (select, not max/min: identical for NaN, and
-// GCC 12 warns about the undefined operand inside _mm512_max_ps).
-Vec activate_vec(Activation a, Vec v) {
-  if (a == Activation::none) return v;
-  const Vec zero(0.0f), six(6.0f);
-  v = xsimd::select(v > zero, v, zero);
-  return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
-}
-
-// One tile: kKBlocks x block output channels x kTile output pixels of one row. kUnitStride makes
-// the pixel step a compile-time constant, so the broadcasts use immediate address offsets.
+// One tile of one output row: kKBlocks x block output channels x kTile pixels (microkernel.hpp),
+// then the epilogue: bias and activation on the vectors, and a transpose through L1 into NCHW.
 template <int kTile, int kKBlocks, bool kUnitStride>
 void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
-               float* out, std::int64_t k_valid) {
-  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+               float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
-  for (auto& row : acc)
-    for (Vec& a : row) a = Vec(0.0f);
-  for (std::int64_t c = 0; c < g.channels; ++c) {
-    const float* in_c = in + (c / kBlock) * g.in_block_stride + c % kBlock;
-    for (std::int64_t i = 0; i < g.r; ++i) {
-      for (std::int64_t j = 0; j < g.s; ++j, w += kBlock) {
-        const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
-        Vec wv[kKBlocks];
-        for (int kb = 0; kb < kKBlocks; ++kb) wv[kb] = Vec::load_aligned(w + kb * g.w_block_stride);
-        for (int x = 0; x < kTile; ++x) {
-          const Vec v(ip[x * pixel]);
-          for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
-        }
-      }
-    }
-  }
-  // Epilogue: bias and activation on the vectors, then a transpose through L1 into NCHW rows.
+  accumulate<kTile, kKBlocks, kUnitStride>(acc, in, w, g);
   for (int kb = 0; kb < kKBlocks; ++kb) {
     alignas(64) float pixels[kTile][kBlock];
     const Vec b = Vec::load_aligned(bias + kb * kBlock);
     for (int x = 0; x < kTile; ++x) activate_vec(act, acc[kb][x] + b).store_aligned(pixels[x]);
     const std::int64_t channels = std::min<std::int64_t>(kBlock, k_valid - kb * kBlock);
     for (std::int64_t kk = 0; kk < channels; ++kk) {
-      float* o = out + (kb * kBlock + kk) * g.out_channel_stride;
+      float* o = out + (kb * kBlock + kk) * out_channel_stride;
       for (int x = 0; x < kTile; ++x) o[x] = pixels[x][kk];
     }
   }
 }
 
-using TileFn = void (*)(const float*, const float*, const float*, const TileGeometry&, Activation, float*,
-                        std::int64_t);
-
-// kTiles[unit stride][k blocks - 1][width - 1]: every tile width a row split can produce.
-template <bool kUnitStride, int kKBlocks, std::size_t... kWidths>
-constexpr std::array<TileFn, kMaxTile> widths(std::index_sequence<kWidths...>) {
-  return {&conv_tile<static_cast<int>(kWidths) + 1, kKBlocks, kUnitStride>...};
-}
+// kTiles[unit stride][k blocks - 1][width - 1]: every tile a row split can produce.
 template <bool kUnitStride>
-constexpr std::array<std::array<TileFn, kMaxTile>, kMaxKBlocks> tile_table() {
-  return {widths<kUnitStride, 1>(std::make_index_sequence<kMaxTile>()),
-          widths<kUnitStride, 2>(std::make_index_sequence<kMaxTile>())};
+constexpr auto conv_tiles() {
+  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride>; });
 }
-constexpr std::array<std::array<std::array<TileFn, kMaxTile>, kMaxKBlocks>, 2> kTiles = {tile_table<false>(),
-                                                                                         tile_table<true>()};
+constexpr std::array kTiles = {conv_tiles<false>(), conv_tiles<true>()};
 
 class DirectXsimdConv final : public PlannedConv {
  public:
@@ -141,8 +87,7 @@ class DirectXsimdConv final : public PlannedConv {
                   .in_tap_row = (p.dilation_h + 1) * image_.row_stride(),
                   .in_tap_col = (p.dilation_w + 1) * kBlock,
                   .in_pixel = p.stride_w * kBlock,
-                  .w_block_stride = p.c * p.r * p.s * kBlock,
-                  .out_channel_stride = p.out_h() * p.out_w()},
+                  .w_block_stride = p.c * p.r * p.s * kBlock},
         k_blocks_((p.k + kBlock - 1) / kBlock),
         weight_(aligned_floats(static_cast<std::size_t>(k_blocks_ * p.c * p.r * p.s * kBlock))),
         bias_(aligned_floats(static_cast<std::size_t>(k_blocks_ * kBlock))) {
@@ -188,15 +133,10 @@ class DirectXsimdConv final : public PlannedConv {
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
     const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
-    // Equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles plus a thin tail: a
-    // thin tile has too few accumulators to hide the FMA latency.
-    const std::int64_t row_tiles = (ow + kMaxTile - 1) / kMaxTile;
-    for (std::int64_t t = 0, x0 = 0; t < row_tiles; ++t) {
-      const std::int64_t width = ow / row_tiles + (t < ow % row_tiles ? 1 : 0);
+    for_each_tile(ow, [&](std::int64_t x0, int width) {
       tiles[kbs - 1][width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + kb0 * kBlock, geometry_,
-                                epilogue_.activation, out_row + x0, p_.k - kb0 * kBlock);
-      x0 += width;
-    }
+                                epilogue_.activation, out_row + x0, oh * ow, p_.k - kb0 * kBlock);
+    });
   }
 
   ConvProblem p_;

@@ -1,13 +1,4 @@
-// GCC 12 warns (-Wmaybe-uninitialized) inside the AVX-512 intrinsics Eigen's GEMM inlines, about
-// their deliberately undefined operand: a false positive in headers this project does not own.
-// The warning is located in the intrinsics header, so it must be silenced before anything
-// includes it.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-
 #include "kernels/cpu/winograd.hpp"
-
-#define EIGEN_DONT_PARALLELIZE  // one GEMM per thread: the parallelism is over chunks of tiles
-#include <Eigen/Core>
 
 namespace convlab::cpu::winograd {
 
@@ -19,12 +10,6 @@ std::string unsupported(const ConvProblem& p) {
     return fmt::format("dilation {}x{}: Winograd needs a dense kernel (dilation 0)", p.dilation_h, p.dilation_w);
   if (p.groups != 1) return fmt::format("groups = {}: this Winograd kernel needs groups = 1", p.groups);
   return {};
-}
-
-void gemm(const float* lhs, const float* rhs, float* out, std::int64_t rows, std::int64_t inner, std::int64_t cols) {
-  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  Eigen::Map<RowMajor>(out, rows, cols).noalias() =
-      Eigen::Map<const RowMajor>(lhs, rows, inner) * Eigen::Map<const RowMajor>(rhs, inner, cols);
 }
 
 }  // namespace convlab::cpu::winograd

@@ -8,12 +8,13 @@
 // `block` channels; then per chunk of tiles (sized so its V and M stay in L2) a thread:
 //   1. transforms the input tiles: V[xi][t][c] = (B^T d B)[xi] (xi: one of the a^2 points);
 //   2. multiplies, for each xi, M[xi] (T x K) = V[xi] (T x C) * U[xi] (C x K): a^2 independent
-//      GEMMs over the channels (Eigen's GEMM; the lesson here is the transform, not the GEMM);
+//      GEMMs over the channels, on cpu.02's register tile (microkernel.hpp) with the tiles in
+//      place of pixels and U packed as [xi][K/block][C][block] in plan, so nothing is repacked;
 //   3. transforms back, Y = A^T M A, adds the bias, applies the activation and writes NCHW.
 // The transforms are unrolled over the constant matrices, so zero coefficients cost nothing and
 // +-1 ones are plain adds. U = G g G^T is computed in plan, in double, rounded once.
-// Determinism: the chunks are fixed by the problem, not the thread count; each chunk is done by
-// one thread in a fixed order, and Eigen runs single-threaded inside the parallel region.
+// Determinism: the chunks are fixed by the problem, not the thread count, and each chunk is done
+// by one thread in a fixed order.
 #pragma once
 
 #include <algorithm>
@@ -30,16 +31,22 @@
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
 #include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/microkernel.hpp"
 
 namespace convlab::cpu::winograd {
 
-using Vec = xsimd::batch<float>;
-constexpr std::int64_t kBlock = Vec::size;
-
 // "" when Winograd F(., 3x3) supports the problem. Padding may be anything: tiles read zeros.
 std::string unsupported(const ConvProblem& p);
-// out (rows x cols) = lhs (rows x inner) * rhs (inner x cols), all row-major and dense.
-void gemm(const float* lhs, const float* rhs, float* out, std::int64_t rows, std::int64_t inner, std::int64_t cols);
+
+// One GEMM tile: M rows of kTile Winograd tiles x kKBlocks blocks of output channels, stored raw.
+template <int kTile, int kKBlocks>
+void gemm_tile(const float* v, const float* u, const TileGeometry& g, float* m, std::int64_t m_row) {
+  Vec acc[kKBlocks][kTile];
+  accumulate<kTile, kKBlocks, false>(acc, v, u, g);
+  for (int kb = 0; kb < kKBlocks; ++kb)
+    for (int x = 0; x < kTile; ++x) acc[kb][x].store_aligned(m + x * m_row + kb * kBlock);
+}
+inline constexpr auto kGemmTiles = tile_table([]<int kW, int kKB>() { return &gemm_tile<kW, kKB>; });
 
 // sum_l coef[l] * x(l) over the nonzero coefficients, unrolled: coef is a constant matrix row.
 template <int kN, class X>
@@ -76,7 +83,7 @@ class WinogradConv final : public PlannedConv {
     const std::int64_t tiles = tiles_h_ * tiles_w_;
     chunk_tiles_ = std::clamp<std::int64_t>((512 * 1024 / 4) / (a * a * (c_pad_ + k_pad_)), 1,
                                             std::max<std::int64_t>(1, (tiles + 3) / 4));
-    // U[xi][c][k] = (G g_kc G^T)[xi], zero for padded channels.
+    // U[xi][k / block][c][k % block] = (G g_kc G^T)[xi], zero for padded channels.
     std::fill(u_.get(), u_.get() + a * a * c_pad_ * k_pad_, 0.0f);
     for (std::int64_t k = 0; k < p.k; ++k)
       for (std::int64_t c = 0; c < p.c; ++c) {
@@ -86,7 +93,8 @@ class WinogradConv final : public PlannedConv {
             double sum = 0;
             for (int x = 0; x < 3; ++x)
               for (int y = 0; y < 3; ++y) sum += F::g[i][x] * g[x * 3 + y] * F::g[j][y];
-            u_[((i * a + j) * c_pad_ + c) * k_pad_ + k] = static_cast<float>(sum);
+            u_[(((i * a + j) * k_pad_ + k - k % kBlock) * c_pad_ + c * kBlock) + k % kBlock] =
+                static_cast<float>(sum);
           }
       }
     for (std::int64_t k = 0; k < k_pad_; ++k) bias_[k] = k < p.k && !w.bias.empty() ? w.bias[k] : 0.0f;
@@ -131,9 +139,22 @@ class WinogradConv final : public PlannedConv {
       for (std::int64_t cb = 0; cb < c_pad_ / kBlock; ++cb)
         input_tile(tile + cb * image_.block_stride(), v + t * c_pad_ + cb * kBlock, count * c_pad_);
     }
-    for (int xi = 0; xi < a * a; ++xi)
-      gemm(v + xi * count * c_pad_, u_.get() + xi * c_pad_ * k_pad_, mm + xi * count * k_pad_, count, c_pad_,
-           k_pad_);
+    // The GEMMs: a 1x1 "convolution" over the channels with the tiles as pixels.
+    const TileGeometry g{.channels = p_.c, .r = 1, .s = 1, .in_block_stride = kBlock, .in_tap_row = 0,
+                         .in_tap_col = 0, .in_pixel = c_pad_, .w_block_stride = c_pad_ * kBlock};
+    const std::int64_t k_blocks = k_pad_ / kBlock;
+    for (int xi = 0; xi < a * a; ++xi) {
+      const float* vx = v + xi * count * c_pad_;
+      const float* ux = u_.get() + xi * k_pad_ * c_pad_;
+      float* mx = mm + xi * count * k_pad_;
+      for_each_tile(count, [&](std::int64_t t0, int width) {
+        for (std::int64_t kb0 = 0; kb0 < k_blocks; kb0 += kMaxKBlocks) {
+          const auto kbs = std::min<std::int64_t>(kMaxKBlocks, k_blocks - kb0);
+          kGemmTiles[kbs - 1][width - 1](vx + t0 * c_pad_, ux + kb0 * kBlock * c_pad_, g,
+                                         mx + t0 * k_pad_ + kb0 * kBlock, k_pad_);
+        }
+      });
+    }
     for (std::int64_t t = 0; t < count; ++t) {
       const std::int64_t ty = (first + t) / tiles_w_, tx = (first + t) % tiles_w_;
       for (std::int64_t kb = 0; kb < k_pad_ / kBlock; ++kb)
@@ -172,7 +193,7 @@ class WinogradConv final : public PlannedConv {
     for (int i2 = 0; i2 < m; ++i2)
 #pragma GCC unroll 8
       for (int j2 = 0; j2 < m; ++j2)
-        activate_vec(combine(F::at[j2], [&](int j) { return cols[i2][j]; }) + bias).store_aligned(y[i2 * m + j2]);
+        activate_vec(e_.activation, combine(F::at[j2], [&](int j) { return cols[i2][j]; }) + bias).store_aligned(y[i2 * m + j2]);
     // Scatter the tile's m x m pixels to the channel planes: one scatter per pixel for a whole
     // tile of a full block, element by element where the tile overhangs the edge or K ends.
     const std::int64_t oh = p_.out_h(), ow = p_.out_w();
@@ -188,13 +209,6 @@ class WinogradConv final : public PlannedConv {
     for (std::int64_t kk = 0; kk < channels; ++kk)
       for (std::int64_t i2 = 0; i2 < rows; ++i2)
         for (std::int64_t j2 = 0; j2 < cols_in; ++j2) corner[kk * oh * ow + i2 * ow + j2] = y[i2 * m + j2][kk];
-  }
-
-  Vec activate_vec(Vec v) const {
-    if (e_.activation == Activation::none) return v;
-    const Vec zero(0.0f), six(6.0f);
-    v = xsimd::select(v > zero, v, zero);  // activate()'s comparisons (see cpu.02)
-    return e_.activation == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
   }
 
   ConvProblem p_;
