@@ -10,19 +10,20 @@
 // loop has no bounds checks and any stride/padding/dilation costs nothing extra.
 //
 // Why faster: the reference does one dependent double add per multiply (latency-bound, ~3% of
-// peak). Here 28 independent accumulators (AVX-512: 2 x 14) cover the 4-cycle latency of the
-// two FMA pipes (8 FMAs in flight needed), and each FMA needs at most one load: the input
-// broadcast (the compiler folds it into the FMA as an embedded broadcast) plus one weight vector
-// shared by 14 FMAs. The tile never leaves registers until its epilogue, which adds the bias,
-// applies the activation on the vector and writes NCHW directly through a 16 x 14 transpose in
-// L1 (no NCHWc output buffer, no second pass over the output).
+// peak). Here 28 independent accumulators (AVX-512: 2 x 14; microkernel.hpp) cover the 4-cycle
+// latency of the two FMA pipes (8 FMAs in flight needed), and loads stay under one per FMA: per
+// kernel tap, 2 weight vectors shared by 14 pixels and one broadcast per pixel shared by its 2
+// FMAs (16 loads per 28 FMAs). The tile never leaves registers until its epilogue, which adds the
+// bias, applies the activation on the vector and writes NCHW directly through a 16 x 14
+// transpose in L1 (no NCHWc output buffer, no second pass over the output).
 //
-// Expected bound: compute-bound on FMA throughput when C x R x S is large enough. On
-// mb32ic64ih56oc64oh56kh3ph1 it should reach ~90% of FP32 peak; one thread measured 108 GFLOP/s
-// (~94% of a core's ~115) including the reorders. The per-image input reorder reads NCHW once and
-// writes an L2-resident padded copy (a few % of the run on that shape); the output transpose is a
-// 16 x 14 scatter through L1 per 14 x 576 FMAs (~2%). Small-C layers (lab-cnn's first layer,
-// C = 3) run far below peak: only C x R x S = 27 FMAs per tile before the epilogue.
+// Expected bound: compute-bound on FMA throughput when C x R x S is large enough: ~90% of FP32
+// peak on mb32ic64ih56oc64oh56kh3ph1. Measured with one thread (shared machine, so noisy):
+// 100-124 GFLOP/s, against 117-122 for a core's pure FMA loop. perf on that shape: ~86% in the
+// tile, ~7-10% in the input reorder, which is where the NCHW input is read from memory (a padded
+// NCHW copy, enough for a kernel that only broadcasts its input, measured no cheaper). Small-C
+// layers (lab-cnn's first, C = 3) run far below peak: only C x R x S = 27 FMAs per tile before
+// the epilogue.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
 // (for_each_blocked_image in kernels/cpu/layout.hpp).

@@ -9,10 +9,12 @@
 // Why it can be faster: for C, K large the GEMMs dominate and they do 2.25x less arithmetic than
 // the direct convolution; the transforms are O(C + K) per tile, not O(C K). Small C or K (lab-cnn)
 // make the transforms and the small GEMMs' overhead dominate instead.
-// Expected bound: the GEMM phase is compute-bound (Eigen's GEMM); the transforms are vector adds
-// on blocks of channels (NCHWc), and the NCHW input reorder and output scatter are bound by
-// load/store throughput. Counted in direct-conv FLOPs (as convlab reports), the effective rate
-// can exceed the machine's peak.
+// Expected bound: the GEMM phase is compute-bound (cpu.02's register tile, microkernel.hpp); the
+// transforms are vector adds on blocks of channels (NCHWc), and the NCHW input reorder and the
+// output scatter are bound by memory and store throughput. On mb32ic64ih56oc64oh56kh3ph1 (one
+// thread, noisy shared machine) it ran about as fast as cpu.02: perf gives the GEMMs ~60% of the
+// run, transforms ~20%, reorder ~8%, so the 2.25x fewer multiplies are eaten by the rest.
+// Counted in direct-conv FLOPs (as convlab reports), its rate can exceed the machine's peak.
 // Accuracy: the transforms add and subtract neighbouring inputs and halve weights, so the error
 // grows beyond plain FP32 summation; see the error_scale beside this kernel in cpu_kernels.inc.
 //

@@ -8,8 +8,10 @@
 // Why it can be faster: fewer multiplies per output and half as many tiles, so half the input
 // transform work per output. Why it may not be: the 6x6 transforms have more terms, and the
 // GEMMs are smaller per tile.
-// Expected bound: as cpu.03 (GEMM phase compute-bound; transforms L1/L2 passes). Counted in
-// direct-conv FLOPs, the effective rate can exceed the machine's peak.
+// Expected bound: as cpu.03. On mb32ic64ih56oc64oh56kh3ph1 (one thread, noisy shared machine)
+// it ran 1.5-2x faster than cpu.02, 120-180 GFLOP/s counted in direct-conv FLOPs, above the
+// machine's peak: the multiplies it skips. perf: GEMMs ~47% of the run, output transform and
+// scatter ~22%, reorder ~11%.
 // Accuracy: the transform points 0, +-1, +-2 and the 1/6, 1/12, 1/24 weight factors amplify
 // rounding errors much more than F(2x2)'s; see the error_scale beside this kernel in
 // cpu_kernels.inc.
