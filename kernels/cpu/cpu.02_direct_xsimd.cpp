@@ -19,11 +19,11 @@
 //
 // Expected bound: compute-bound on FMA throughput when C x R x S is large enough: ~90% of FP32
 // peak on mb32ic64ih56oc64oh56kh3ph1. Measured with one thread (shared machine, so noisy):
-// 100-124 GFLOP/s, against 117-122 for a core's pure FMA loop. perf on that shape: ~86% in the
-// tile, ~7-10% in the input reorder, which is where the NCHW input is read from memory (a padded
-// NCHW copy, enough for a kernel that only broadcasts its input, measured no cheaper). Small-C
-// layers (lab-cnn's first, C = 3) run far below peak: only C x R x S = 27 FMAs per tile before
-// the epilogue.
+// 100-124 GFLOP/s, against 117-122 for a core's pure FMA loop. perf on that shape: ~90% in the
+// tile, ~7% in the input reorder (an AVX-512 16x16 transpose; what is left is mostly reading the
+// NCHW input from memory: a padded NCHW copy, enough for a kernel that only broadcasts its input,
+// measured no cheaper, and prefetching rows ahead gained nothing). Small-C layers (lab-cnn's
+// first, C = 3) run far below peak: only C x R x S = 27 FMAs per tile before the epilogue.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
 // (for_each_blocked_image in kernels/cpu/layout.hpp).
