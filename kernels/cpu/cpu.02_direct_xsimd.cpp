@@ -17,13 +17,17 @@
 // bias, applies the activation on the vector and writes NCHW directly through a 16 x 14
 // transpose in L1 (no NCHWc output buffer, no second pass over the output).
 //
-// Expected bound: compute-bound on FMA throughput when C x R x S is large enough: ~90% of FP32
-// peak on mb32ic64ih56oc64oh56kh3ph1. Measured with one thread (shared machine, so noisy):
-// 100-124 GFLOP/s, against 117-122 for a core's pure FMA loop. perf on that shape: ~90% in the
-// tile, ~7% in the input reorder (an AVX-512 16x16 transpose; what is left is mostly reading the
-// NCHW input from memory: a padded NCHW copy, enough for a kernel that only broadcasts its input,
-// measured no cheaper, and prefetching rows ahead gained nothing). Small-C layers (lab-cnn's
-// first, C = 3) run far below peak: only C x R x S = 27 FMAs per tile before the epilogue.
+// Expected bound: compute-bound on FMA throughput when C x R x S is large enough. Measured with
+// one thread on mb8/mb32ic64ih56oc64oh56kh3ph1 (shared machine, so noisy): 80-130 GFLOP/s, while
+// a core's pure FMA loop measured 117-188 (180+ when the machine was quiet): 55-75% of that,
+// ~90% of the ~115/core in DESIGN.md. perf: ~90% of the time in the tile's inner loop, ~7% in the
+// input reorder (an AVX-512 16x16 transpose; the rest is reading the input from memory: a padded
+// NCHW copy, enough for a kernel that only broadcasts its input, and prefetching rows ahead both
+// measured no cheaper). The inner loop issues 48 uops per 28 FMAs (a broadcast per pixel, the
+// compiler does not fold it into the FMAs), a likely reason it loses more than a bare FMA loop
+// when the machine is busy. Next steps: embedded-broadcast FMAs, and blocking C so a
+// tile's weights stay in L1 (7 x 4 and 9 x 3 tiles measured no better than 14 x 2).
+// Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 FMAs per tile.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
 // (for_each_blocked_image in kernels/cpu/layout.hpp).
