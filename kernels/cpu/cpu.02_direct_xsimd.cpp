@@ -1,0 +1,179 @@
+// cpu.02_direct_xsimd: direct convolution on a channel-blocked layout with a register-blocked tile.
+//
+// What changes against cpu.00_reference: the loops are reordered so that the innermost work is
+// one FMA of a broadcast input value with a vector of `block` output channels' weights (block =
+// the SIMD width: 16 floats with AVX-512, 8 with AVX2, 4 with SSE2), and a tile of up to 2 output
+// channel blocks x kMaxTile output pixels of one row stays in registers for the whole reduction
+// over C x R x S. Weights are packed once in plan as [K/block][C][R][S][block] (K padded with zero
+// weights), so the weight vectors are read in one sequential stream. Inside run, each image is
+// reordered NCHW -> NCHWc with its padding written as zeros (kernels/cpu/layout.hpp), so the inner
+// loop has no bounds checks and any stride/padding/dilation costs nothing extra.
+//
+// Why faster: the reference does one dependent double add per multiply (latency-bound, ~3% of
+// peak). Here 28 independent accumulators (AVX-512: 2 x 14; microkernel.hpp) cover the 4-cycle
+// latency of the two FMA pipes (8 FMAs in flight needed), and loads stay under one per FMA: per
+// kernel tap, 2 weight vectors shared by 14 pixels and one broadcast per pixel shared by its 2
+// FMAs (16 loads per 28 FMAs). The tile never leaves registers until its epilogue, which adds the
+// bias, applies the activation on the vector and writes NCHW directly through a 16 x 14
+// transpose in L1 (no NCHWc output buffer, no second pass over the output).
+//
+// Expected bound: compute-bound on FMA throughput when C x R x S is large enough. Measured with
+// one thread on mb8/mb32ic64ih56oc64oh56kh3ph1 (shared machine, so noisy): 80-130 GFLOP/s, while
+// a core's pure FMA loop measured 117-188 (180+ when the machine was quiet): 55-75% of that,
+// ~90% of the ~115/core in DESIGN.md. perf: ~90% of the time in the tile's inner loop, ~7% in the
+// input reorder (an AVX-512 16x16 transpose; the rest is reading the input from memory: a padded
+// NCHW copy, enough for a kernel that only broadcasts its input, and prefetching rows ahead both
+// measured no cheaper). The inner loop issues 48 uops per 28 FMAs (a broadcast per pixel, the
+// compiler does not fold it into the FMAs), a likely reason it loses more than a bare FMA loop
+// when the machine is busy. Next steps: embedded-broadcast FMAs, and blocking C so a
+// tile's weights stay in L1 (7 x 4 and 9 x 3 tiles measured no better than 14 x 2).
+// Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 FMAs per tile.
+// Threads: whole images per thread when the batch shares out (each thread reorders into its own
+// cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
+// (for_each_blocked_image in kernels/cpu/layout.hpp).
+// Determinism: each output is summed by one thread in the fixed order c, r, s; bias added last.
+//
+// Benchmark: build/convlab run --model lab-cnn --kernel cpu.02_direct_xsimd --batch 1,32
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
+#include "kernels/common/tensor.hpp"
+#include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/microkernel.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+
+// One tile of one output row: kKBlocks x block output channels x kTile pixels (microkernel.hpp),
+// then the epilogue: bias and activation on the vectors, and a transpose through L1 into NCHW.
+template <int kTile, int kKBlocks, bool kUnitStride>
+void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
+               float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
+  Vec acc[kKBlocks][kTile];
+  accumulate<kTile, kKBlocks, kUnitStride>(acc, in, w, g);
+  for (int kb = 0; kb < kKBlocks; ++kb) {
+    alignas(64) float pixels[kTile][kBlock];
+    const Vec b = Vec::load_aligned(bias + kb * kBlock);
+    for (int x = 0; x < kTile; ++x) activate_vec(act, acc[kb][x] + b).store_aligned(pixels[x]);
+    const std::int64_t channels = std::min<std::int64_t>(kBlock, k_valid - kb * kBlock);
+    for (std::int64_t kk = 0; kk < channels; ++kk) {
+      float* o = out + (kb * kBlock + kk) * out_channel_stride;
+      for (int x = 0; x < kTile; ++x) o[x] = pixels[x][kk];
+    }
+  }
+}
+
+// kTiles[unit stride][k blocks - 1][width - 1]: every tile a row split can produce.
+template <bool kUnitStride>
+constexpr auto conv_tiles() {
+  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride>; });
+}
+constexpr std::array kTiles = {conv_tiles<false>(), conv_tiles<true>()};
+
+class DirectXsimdConv final : public PlannedConv {
+ public:
+  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
+      : p_(p),
+        epilogue_(e),
+        threads_(threads),
+        by_image_(shares_whole_images(p.n, threads)),
+        image_{.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = kBlock},
+        geometry_{.channels = p.c,
+                  .r = p.r,
+                  .s = p.s,
+                  .in_block_stride = image_.block_stride(),
+                  .in_tap_row = (p.dilation_h + 1) * image_.row_stride(),
+                  .in_tap_col = (p.dilation_w + 1) * kBlock,
+                  .in_pixel = p.stride_w * kBlock,
+                  .w_block_stride = p.c * p.r * p.s * kBlock},
+        k_blocks_((p.k + kBlock - 1) / kBlock),
+        weight_(aligned_floats(static_cast<std::size_t>(k_blocks_ * p.c * p.r * p.s * kBlock))),
+        bias_(aligned_floats(static_cast<std::size_t>(k_blocks_ * kBlock))) {
+    // [K/block][C][R][S][block]; the K tail is zero weights and zero bias (computed, never stored).
+    const std::int64_t crs = p.c * p.r * p.s;
+    std::fill(weight_.get(), weight_.get() + k_blocks_ * crs * kBlock, 0.0f);
+    for (std::int64_t k = 0; k < p.k; ++k)
+      for (std::int64_t crs_i = 0; crs_i < crs; ++crs_i)
+        weight_[((k / kBlock) * crs + crs_i) * kBlock + k % kBlock] = w.weight[k * crs + crs_i];
+    for (std::int64_t k = 0; k < k_blocks_ * kBlock; ++k)
+      bias_[k] = k < p.k && !w.bias.empty() ? w.bias[k] : 0.0f;
+  }
+
+  // A padded NCHWc image per thread (or one shared), reused image after image so it stays in
+  // cache, + alignment slack.
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>((by_image_ ? threads_ : 1) * image_.elems()) * sizeof(float) +
+           Tensor::kAlignment;
+  }
+  std::size_t weight_bytes() const override {
+    return static_cast<std::size_t>(k_blocks_ * (p_.c * p_.r * p_.s + 1) * kBlock) * sizeof(float);
+  }
+
+  void run(const float* input, float* output, void* workspace) const override {
+    float* copies = aligned_workspace(workspace);
+    // An item is one output row for one pair of output-channel blocks (collapse(y, pair) order).
+    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, p_.out_h() * k_pairs(),
+                           [&](std::int64_t n, const float* copy, std::int64_t item, int) {
+                             convolve_row(copy, output, n, item / k_pairs(), item % k_pairs());
+                           });
+  }
+
+  // The input's NCHW -> padded NCHWc reorder alone. The output's conversion back to NCHW is the
+  // epilogue's transpose, fused into the tile: it cannot be timed apart and stays in the total.
+  bool changes_layout() const override { return true; }
+  void run_layout_changes_only(const float* input, float*, void* workspace) const override {
+    reorder_blocked_images(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_);
+  }
+
+ private:
+  std::int64_t k_pairs() const { return (k_blocks_ + kMaxKBlocks - 1) / kMaxKBlocks; }
+
+  // Output row y of image n for output-channel blocks 2 kp and 2 kp + 1, from the padded image.
+  void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t kp) const {
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w();
+    const std::int64_t kb0 = kp * kMaxKBlocks;
+    const int kbs = static_cast<int>(std::min<std::int64_t>(kMaxKBlocks, k_blocks_ - kb0));
+    const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
+    float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
+    const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
+    const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
+    for_each_tile(ow, [&](std::int64_t x0, int width) {
+      tiles[kbs - 1][width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + kb0 * kBlock, geometry_,
+                                epilogue_.activation, out_row + x0, oh * ow, p_.k - kb0 * kBlock);
+    });
+  }
+
+  ConvProblem p_;
+  Epilogue epilogue_;
+  int threads_;
+  // Whole images per thread when the batch shares out evenly (or nearly: many images).
+  bool by_image_;
+  PaddedBlockedImage image_;
+  TileGeometry geometry_;
+  std::int64_t k_blocks_;
+  std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
+};
+
+}  // namespace
+
+std::string direct_xsimd_unsupported(const ConvProblem& p) {
+  if (p.groups != 1) return fmt::format("groups = {}: the channel-blocked direct kernel needs groups = 1", p.groups);
+  return {};
+}
+
+std::unique_ptr<PlannedConv> direct_xsimd_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+  p.validate();
+  check_weights(p, w);
+  if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
+    throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
+  return std::make_unique<DirectXsimdConv>(p, w, e, omp_get_max_threads());
+}
+
+}  // namespace convlab::cpu

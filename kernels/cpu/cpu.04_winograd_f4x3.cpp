@@ -1,0 +1,44 @@
+// cpu.04_winograd_f4x3: Winograd minimal filtering F(4x4, 3x3).
+//
+// What changes against cpu.03_winograd_f2x3: larger tiles. A 4x4 output tile comes from a 6x6
+// input tile through 36 pointwise products per channel pair: 2.25 multiplies per output instead
+// of F(2x2)'s 4 and direct convolution's 9 (4x fewer than direct). The same machinery
+// (kernels/cpu/winograd.hpp) runs 36 GEMMs over the channels per chunk of tiles.
+//
+// Why it can be faster: fewer multiplies per output and half as many tiles, so half the input
+// transform work per output. Why it may not be: the 6x6 transforms have more terms, and the
+// GEMMs are smaller per tile.
+// Expected bound: as cpu.03. On mb32ic64ih56oc64oh56kh3ph1 (one thread, noisy shared machine)
+// it ran 1.5-2x faster than cpu.02, 120-180 GFLOP/s counted in direct-conv FLOPs, above the
+// machine's peak: the multiplies it skips. perf: GEMMs ~47% of the run, output transform and
+// scatter ~22%, reorder ~11%.
+// Accuracy: the transform points 0, +-1, +-2 and the 1/6, 1/12, 1/24 weight factors amplify
+// rounding errors much more than F(2x2)'s; see the error_scale beside this kernel in
+// cpu_kernels.inc.
+//
+// Benchmark: build/convlab run --model lab-cnn --kernel cpu.04_winograd_f4x3 --batch 1,32
+#include "kernels/cpu/winograd.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+// Lavin & Gray, "Fast Algorithms for Convolutional Neural Networks" (2016), points 0, +-1, +-2.
+struct F4x3 {
+  static constexpr int m = 4, a = 6;
+  static constexpr double bt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+                                      {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  static constexpr double g[6][3] = {{1.0 / 4, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                     {-1.0 / 6, 1.0 / 6, -1.0 / 6}, {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                     {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+  static constexpr double at[4][6] = {
+      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+};
+}  // namespace
+
+std::string winograd_f4x3_unsupported(const ConvProblem& p) { return winograd::unsupported(p); }
+
+std::unique_ptr<PlannedConv> winograd_f4x3_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+  return winograd::plan<F4x3>("cpu.04_winograd_f4x3", p, w, e);
+}
+
+}  // namespace convlab::cpu

@@ -1,0 +1,90 @@
+// Blocked activation layouts for the SIMD kernels, kept in one place.
+//
+// NCHWc ("channel-blocked", oneDNN's nChw16c when c = 16): channels are split into blocks of
+// `block` (the SIMD width in floats) and a block's values for one pixel are contiguous, so one
+// aligned vector load gives one pixel's `block` channels. The channel count is padded up to the
+// block with zeros, which lets kernels handle any C without a tail loop: the padded channels
+// multiply zero weights.
+#pragma once
+
+#include <cstdint>
+
+#include <omp.h>
+
+namespace convlab::cpu {
+
+// One image in NCHWc with its spatial padding materialised as zeros, so a convolution reading it
+// needs no bounds checks: every tap of every output pixel lands inside the padded image.
+struct PaddedBlockedImage {
+  std::int64_t channels, height, width;  // the unpadded NCHW image
+  std::int64_t pad_h, pad_w;
+  std::int64_t block;
+  // More zeros below and to the right, for kernels whose last tile reads past the padding.
+  std::int64_t extra_h = 0, extra_w = 0;
+
+  std::int64_t channel_blocks() const { return (channels + block - 1) / block; }
+  std::int64_t padded_height() const { return height + 2 * pad_h + extra_h; }
+  std::int64_t padded_width() const { return width + 2 * pad_w + extra_w; }
+  std::int64_t block_stride() const { return padded_height() * padded_width() * block; }  // between channel blocks
+  std::int64_t row_stride() const { return padded_width() * block; }
+  std::int64_t elems() const { return channel_blocks() * block_stride(); }
+};
+
+// Writes padded row `padded_row` (all channel blocks, borders included) of `image` from the
+// NCHW image `nchw` (channels x height x width floats). Row-wise so callers can split an image
+// between threads by rows, the same way they split the convolution that reads it.
+void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image, std::int64_t padded_row,
+                              float* blocked);
+
+// The first 64-byte aligned float of a workspace (workspaces are sized with Tensor::kAlignment
+// of slack for this).
+inline float* aligned_workspace(void* workspace) {
+  const auto address = reinterpret_cast<std::uintptr_t>(workspace);
+  return reinterpret_cast<float*>((address + 63) & ~std::uintptr_t{63});
+}
+
+// Whether a batch shares out between `threads` in whole images: evenly, or nearly (many images).
+inline bool shares_whole_images(std::int64_t images, int threads) {
+  return images % threads == 0 || images >= 4 * threads;
+}
+
+// The schedule of a kernel that reads padded NCHWc copies of its NCHW input images: each image is
+// reordered, then work(n, copy, item, thread) runs for every item in [0, items) of image n
+// (items: whatever the kernel splits an image into; thread: for per-thread scratch).
+// whole_images: each thread takes whole images into its own copy (`copies` holds `threads` of
+// them), reads back from its own cache and meets no barrier. Otherwise (batch 1) the threads
+// share each image's rows, then its items, through one copy; static schedules give a thread
+// the same part of the image in both loops, so it mostly reads back what it wrote.
+template <class Work>
+void for_each_blocked_image(const float* input, std::int64_t images, const PaddedBlockedImage& image, float* copies,
+                            bool whole_images, int threads, std::int64_t items, Work&& work) {
+  const std::int64_t image_in = image.channels * image.height * image.width;
+  if (whole_images) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t n = 0; n < images; ++n) {
+      const int thread = omp_get_thread_num();
+      float* copy = copies + thread * image.elems();
+      for (std::int64_t row = 0; row < image.padded_height(); ++row)
+        nchw_to_padded_nchwc_row(input + n * image_in, image, row, copy);
+      for (std::int64_t item = 0; item < items; ++item) work(n, copy, item, thread);
+    }
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  for (std::int64_t n = 0; n < images; ++n) {
+#pragma omp for schedule(static)
+    for (std::int64_t row = 0; row < image.padded_height(); ++row)
+      nchw_to_padded_nchwc_row(input + n * image_in, image, row, copies);
+#pragma omp for schedule(static)
+    for (std::int64_t item = 0; item < items; ++item) work(n, copies, item, omp_get_thread_num());
+  }
+}
+
+// Only the reorders of for_each_blocked_image, for kernels' run_layout_changes_only.
+inline void reorder_blocked_images(const float* input, std::int64_t images, const PaddedBlockedImage& image,
+                                   float* copies, bool whole_images, int threads) {
+  for_each_blocked_image(input, images, image, copies, whole_images, threads, 0,
+                         [](std::int64_t, const float*, std::int64_t, int) {});
+}
+
+}  // namespace convlab::cpu

@@ -1,0 +1,94 @@
+// The broadcast-FMA register tile shared by the SIMD kernels (cpu.02's convolution, the
+// Winograd kernels' GEMMs over channels), so the idea lives in one place.
+//
+// A tile keeps kKBlocks x kTile vectors of accumulators in registers: kKBlocks blocks of `block`
+// output channels (block = the SIMD width in floats) for kTile output pixels (or Winograd tiles).
+// Per input channel and kernel tap it loads kKBlocks weight vectors and, per pixel, broadcasts one
+// input value and does kKBlocks FMAs: enough independent FMAs to cover their 4-cycle latency on
+// two pipes, and at most one load per FMA.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/common/kernel.hpp"
+
+namespace convlab::cpu {
+
+using Vec = xsimd::batch<float>;
+constexpr std::int64_t kBlock = Vec::size;
+// Accumulators per tile = kMaxKBlocks x kMaxTile; with 2 weight vectors and a broadcast that must
+// fit the register file: 32 vector registers with AVX-512 (2 x 14 + 3), 16 otherwise (2 x 6 + 3).
+constexpr int kMaxTile = kBlock >= 16 ? 14 : 6;
+constexpr int kMaxKBlocks = 2;
+
+// Strides (in floats) and loop bounds of one tile's reduction.
+struct TileGeometry {
+  std::int64_t channels, r, s;
+  std::int64_t in_block_stride;  // between channel blocks of the input (NCHWc)
+  std::int64_t in_tap_row;       // one kernel row further
+  std::int64_t in_tap_col;       // one kernel column further
+  std::int64_t in_pixel;         // one output pixel further
+  std::int64_t w_block_stride;   // between output-channel blocks of the packed weights
+};
+
+// acc[kb][x] = sum over c, r, s of in(x; c, r, s) * w[kb](c, r, s), weights packed as
+// [K/block][C][R][S][block]. Summed in the fixed order c, r, s. kUnitStride makes the pixel step
+// (one block) a compile-time constant, so the broadcasts use immediate address offsets.
+template <int kTile, int kKBlocks, bool kUnitStride>
+inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g) {
+  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+  for (auto& row : acc)
+    for (Vec& a : row) a = Vec(0.0f);
+  for (std::int64_t c = 0; c < g.channels; ++c) {
+    const float* in_c = in + (c / kBlock) * g.in_block_stride + c % kBlock;
+    for (std::int64_t i = 0; i < g.r; ++i) {
+      for (std::int64_t j = 0; j < g.s; ++j, w += kBlock) {
+        const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
+        Vec wv[kKBlocks];
+        for (int kb = 0; kb < kKBlocks; ++kb) wv[kb] = Vec::load_aligned(w + kb * g.w_block_stride);
+        for (int x = 0; x < kTile; ++x) {
+          const Vec v(ip[x * pixel]);
+          for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
+        }
+      }
+    }
+  }
+}
+
+// Every (width, k blocks) instantiation of a tile function, indexed [k blocks - 1][width - 1]:
+// make.template operator()<width, k blocks>() returns the function pointer.
+template <class Make>
+constexpr auto tile_table(Make make) {
+  return [&]<std::size_t... kW>(std::index_sequence<kW...>) {
+    return std::array{std::array{make.template operator()<static_cast<int>(kW) + 1, 1>()...},
+                      std::array{make.template operator()<static_cast<int>(kW) + 1, 2>()...}};
+  }(std::make_index_sequence<kMaxTile>());
+}
+
+// Splits `count` pixels into equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles
+// plus a thin tail: a thin tile has too few accumulators to hide the FMA latency.
+template <class Fn>
+inline void for_each_tile(std::int64_t count, Fn&& fn) {
+  const std::int64_t tiles = (count + kMaxTile - 1) / kMaxTile;
+  for (std::int64_t t = 0, x0 = 0; t < tiles; ++t) {
+    const std::int64_t width = count / tiles + (t < count % tiles ? 1 : 0);
+    fn(x0, static_cast<int>(width));
+    x0 += width;
+  }
+}
+
+// activate() on a vector, with the same comparisons (select, not max/min: identical for NaN, and
+// GCC 12 warns about the undefined operand inside _mm512_max_ps).
+inline Vec activate_vec(Activation a, Vec v) {
+  if (a == Activation::none) return v;
+  const Vec zero(0.0f), six(6.0f);
+  v = xsimd::select(v > zero, v, zero);
+  return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
+}
+
+}  // namespace convlab::cpu
