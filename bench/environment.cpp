@@ -75,6 +75,24 @@ std::string openmp_version() {
   }
 }
 
+// Total and idle jiffies of all CPUs, from the first line of /proc/stat; {0, 0} when unknown.
+std::pair<double, double> cpu_jiffies() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") return {0, 0};
+  return {user + nice + system + idle + iowait + irq + softirq + steal, idle + iowait};
+}
+
+// This process sleeps while it samples, so whatever kept the cores busy was someone else.
+double busy_cores_while_idle(int logical_cpus) {
+  const auto [total0, idle0] = cpu_jiffies();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto [total1, idle1] = cpu_jiffies();
+  if (total1 <= total0) return -1;
+  return (1.0 - (idle1 - idle0) / (total1 - total0)) * logical_cpus;
+}
+
 }  // namespace
 
 Environment collect_environment() {
@@ -115,6 +133,7 @@ Environment collect_environment() {
   std::ifstream loadavg("/proc/loadavg");
   loadavg >> env.load_average;
   if (!loadavg) env.load_average = -1;
+  env.other_busy_cores = busy_cores_while_idle(env.logical_cpus);
   return env;
 }
 
@@ -140,6 +159,7 @@ nlohmann::json to_json(const Environment& env) {
       {"cuda", env.cuda},
       {"metal", env.metal},
       {"load_average", env.load_average},
+      {"other_busy_cores", env.other_busy_cores},
       {"machine_busy", env.busy()},
   };
 }
@@ -155,11 +175,11 @@ std::string describe(const Environment& env) {
       "libs:     {}\n"
       "cuda:     {}\n"
       "metal:    {}\n"
-      "load:     {:.2f} (1-minute average){}\n",
+      "load:     {:.2f} cores busy with other work just before the run; 1-minute load average {:.2f}{}\n",
       env.convlab_version, env.git_commit.substr(0, 12), env.git_dirty ? ", dirty" : "", env.date_utc, env.cpu_model,
       env.logical_cpus, env.threads, env.compiler, env.build_type, env.cxx_flags, env.isa,
       env.native_build ? " (native)" : " (portable)", env.os, env.kernel, libs, env.cuda, env.metal,
-      env.load_average,
+      env.other_busy_cores, env.load_average,
       env.busy() ? " -- WARNING: other work is using the cores; multi-threaded timings are not trustworthy" : "");
 }
 

@@ -23,10 +23,14 @@ struct Environment {
   std::vector<std::pair<std::string, std::string>> libraries;  // name, version
   std::string cuda;   // "device name (sm_90), runtime 13.0, driver 13.0" or why not
   std::string metal;  // available or why not
-  double load_average = -1;  // 1-minute load average when the run started; -1 when unknown
-  // True when other work is competing for the cores (load above half the logical CPUs): OpenMP
-  // barriers then wait for scheduler time slices and multi-threaded timings become meaningless.
-  bool busy() const { return load_average > 0.5 * logical_cpus; }
+  double load_average = -1;  // 1-minute load average when the run started (includes convlab's own
+                             // recent work); -1 when unknown
+  // Cores kept busy by other processes, sampled over 100 ms while convlab sleeps (/proc/stat);
+  // -1 when unknown.
+  double other_busy_cores = -1;
+  // True when other work competes for the cores: OpenMP barriers then wait for scheduler time
+  // slices and multi-threaded timings inflate by whole milliseconds.
+  bool busy() const { return other_busy_cores > 0.25; }
 };
 
 Environment collect_environment();
