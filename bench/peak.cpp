@@ -93,7 +93,8 @@ Peak measure_peak(bool quick) {
   Peak peak;
   peak.simd_lanes = static_cast<int>(Batch::size);
   peak.threads = omp_get_max_threads();
-  const long iterations = quick ? 200'000 : 2'000'000;
+  // Long enough that thread wake-up and clock reads vanish: ~10 ms (quick) or ~100 ms per repetition.
+  const long iterations = quick ? 3'000'000 : 30'000'000;
   best_fma_gflops(peak.threads, 1, iterations / 4);  // wake the thread pool and the clocks
   peak.gflops_one = best_fma_gflops(1, quick ? 3 : 5, iterations);
   peak.gflops_all = best_fma_gflops(peak.threads, quick ? 3 : 5, iterations);

@@ -15,7 +15,7 @@ struct Peak {
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
 
-// quick: about 0.3 s (FMA only, for the % of peak beside results); full: about 3 s, with bandwidth.
+// quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 2 s, with bandwidth.
 Peak measure_peak(bool quick);
 nlohmann::json to_json(const Peak& peak);
 
