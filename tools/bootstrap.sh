@@ -14,8 +14,10 @@ esac
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctest-dev libcli11-dev
-          nlohmann-json3-dev libfmt-dev)
-[[ $mode == test ]] && packages+=(python3 python3-numpy)  # numpy recomputes the reported percentiles
+          nlohmann-json3-dev libfmt-dev
+          libdnnl-dev)  # oneDNN: the onednn.conv baseline every kernel is compared with
+# numpy recomputes the reported percentiles; torch makes fresh references for the live check.
+[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch)
 
 missing=()
 for p in "${packages[@]}"; do
