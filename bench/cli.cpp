@@ -84,10 +84,33 @@ void print_flag_legend() {
              " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
 }
 
-void write_csv(const std::string& path, const std::vector<Result>& results) {
-  std::string csv = csv_header();
-  for (const Result& r : results) csv += csv_row(r);
-  write_file_atomically(path, csv);
+// Output paths are checked before a run, not after minutes of measuring.
+void check_writable(const std::string& json, const std::string& csv) {
+  for (const std::string& path : {json, csv})
+    if (!path.empty()) write_file_atomically(path, "");
+}
+
+// The header of every measuring command: the environment, and the FMA peak measured now.
+Peak print_context(const Environment& env) {
+  const Peak peak = measure_peak(/*quick=*/true);
+  std::fputs(describe(env).c_str(), stdout);
+  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now; `convlab peak` for the full measurement)\n",
+             peak.gflops_all, peak.threads);
+  return peak;
+}
+
+// Writes the requested files; the exit code says whether every result is ok or some ran out of memory.
+int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
+                  const std::vector<Result>& results) {
+  if (!json.empty()) write_file_atomically(json, results_document(env, &peak, results).dump(2) + "\n");
+  if (!csv.empty()) {
+    std::string rows = csv_header();
+    for (const Result& r : results) rows += csv_row(r);
+    write_file_atomically(csv, rows);
+  }
+  for (const Result& r : results)
+    if (r.status != ResultStatus::ok) return kExitPartial;
+  return kExitOk;
 }
 
 // Shared by `convlab` (the default lab) and `convlab run`.
@@ -127,16 +150,10 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   }
   // A bad weights file fails now, before the environment and the table are printed.
   if (!o.weights.empty()) load_network(*find_model(o.model), o.weights);
-  // Output paths are checked before the run, not after minutes of measuring.
-  for (const std::string& path : {o.json, o.csv})
-    if (!path.empty()) write_file_atomically(path, "");
-
+  check_writable(o.json, o.csv);
   const Environment env = collect_environment();
-  const Peak peak = measure_peak(/*quick=*/true);
+  const Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
-  std::fputs(describe(env).c_str(), stdout);
-  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now; `convlab peak` for the full measurement)\n",
-             peak.gflops_all, peak.threads);
   fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
              o.backend, o.warmup, o.trials, to_string(config.method));
   std::fputs(table_header().c_str(), stdout);
@@ -166,11 +183,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
       fmt::print("\nper layer: {} with {} at batch {} (median of {} timed passes; share of their sum)\n{}", o.model,
                  r.kernel, r.batch, o.trials, describe(r.layer_times));
   print_flag_legend();
-  if (!o.json.empty()) write_file_atomically(o.json, results_document(env, &peak, results).dump(2) + "\n");
-  if (!o.csv.empty()) write_csv(o.csv, results);
-  for (const Result& r : results)
-    if (r.status != ResultStatus::ok) return kExitPartial;
-  return kExitOk;
+  return write_results(o.json, o.csv, env, peak, results);
 }
 
 struct ConvOptions {
@@ -204,14 +217,10 @@ int conv_command(const ConvOptions& o) {
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
   config.method = parse_percentile_method(o.percentile);
   config.seed = o.seed;
-  for (const std::string& path : {o.json, o.csv})
-    if (!path.empty()) write_file_atomically(path, "");
-
+  check_writable(o.json, o.csv);
   const Environment env = collect_environment();
-  const Peak peak = measure_peak(/*quick=*/true);
+  const Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
-  std::fputs(describe(env).c_str(), stdout);
-  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now)\n", peak.gflops_all, peak.threads);
   fmt::print("protocol: warmup {}, {} trials, outputs checked against cpu.00_reference before timing\n", o.warmup,
              o.trials);
   std::vector<Result> results;
@@ -230,11 +239,7 @@ int conv_command(const ConvOptions& o) {
   if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
     fmt::print("\n{}", summary);
   print_flag_legend();
-  if (!o.json.empty()) write_file_atomically(o.json, results_document(env, &peak, results).dump(2) + "\n");
-  if (!o.csv.empty()) write_csv(o.csv, results);
-  for (const Result& r : results)
-    if (r.status != ResultStatus::ok) return kExitPartial;
-  return kExitOk;
+  return write_results(o.json, o.csv, env, peak, results);
 }
 
 int peak_command(int threads) {
