@@ -60,6 +60,23 @@ void transpose_16x16(const float* in, std::int64_t plane, float* out) {
 #endif
 }  // namespace
 
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_weights(std::span<const float> weight, std::int64_t outs,
+                                                                   std::int64_t block) {
+  const std::int64_t inner = static_cast<std::int64_t>(weight.size()) / outs, blocks = (outs + block - 1) / block;
+  auto packed = aligned_floats(static_cast<std::size_t>(blocks * inner * block));  // zeroed
+  for (std::int64_t o = 0; o < outs; ++o)
+    for (std::int64_t i = 0; i < inner; ++i)
+      packed[((o / block) * inner + i) * block + o % block] = weight[o * inner + i];
+  return packed;
+}
+
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_bias(std::span<const float> bias, std::int64_t outs,
+                                                                std::int64_t block) {
+  auto packed = aligned_floats(static_cast<std::size_t>((outs + block - 1) / block * block));  // zeroed
+  std::copy(bias.begin(), bias.end(), packed.get());
+  return packed;
+}
+
 void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image, std::int64_t padded_row,
                               float* blocked) {
   const std::int64_t blk = image.block, wp = image.padded_width();

@@ -8,8 +8,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 
 #include <omp.h>
+
+#include "kernels/common/problem.hpp"
+#include "kernels/common/tensor.hpp"
 
 namespace convlab::cpu {
 
@@ -30,6 +35,20 @@ struct PaddedBlockedImage {
   std::int64_t elems() const { return channel_blocks() * block_stride(); }
 };
 
+// The padded NCHWc copy of a convolution's input image: every tap of every output pixel inside it.
+inline PaddedBlockedImage padded_input_image(const ConvProblem& p, std::int64_t block) {
+  return {.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = block};
+}
+
+// Weights packed once in plan for kernels that load `block` outputs' weights as one aligned vector:
+// PyTorch's [outs][inner] (inner = C/groups x R x S) -> [outs/block][inner][block], the last block's
+// missing outputs padded with zero weights (computed, never stored).
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_weights(std::span<const float> weight, std::int64_t outs,
+                                                                   std::int64_t block);
+// The biases padded the same way, zeros where there are none.
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_bias(std::span<const float> bias, std::int64_t outs,
+                                                                std::int64_t block);
+
 // Writes padded row `padded_row` (all channel blocks, borders included) of `image` from the
 // NCHW image `nchw` (channels x height x width floats). Row-wise so callers can split an image
 // between threads by rows, the same way they split the convolution that reads it.
@@ -41,6 +60,12 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
 inline float* aligned_workspace(void* workspace) {
   const auto address = reinterpret_cast<std::uintptr_t>(workspace);
   return reinterpret_cast<float*>((address + 63) & ~std::uintptr_t{63});
+}
+
+// The workspace of for_each_blocked_image: a copy per thread (whole_images) or one shared, reused
+// image after image so it stays in cache, + alignment slack for aligned_workspace.
+inline std::size_t blocked_copies_bytes(const PaddedBlockedImage& image, bool whole_images, int threads) {
+  return static_cast<std::size_t>((whole_images ? threads : 1) * image.elems()) * sizeof(float) + Tensor::kAlignment;
 }
 
 // Whether a batch shares out between `threads` in whole images: evenly, or nearly (many images).
