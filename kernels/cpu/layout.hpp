@@ -12,11 +12,60 @@
 #include <span>
 
 #include <omp.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/common/problem.hpp"
 #include "kernels/common/tensor.hpp"
 
 namespace convlab::cpu {
+
+#if defined(__AVX512F__)
+// Transposes 16 x 16 floats in registers (r[i] lane j <-> r[j] lane i): 64 shuffles. For NCHW <->
+// NCHWc with 16-float blocks (the input reorder, the tiles' epilogue), where gathers and scalar
+// copies cost several times more. xsimd 8.1 has no transpose, hence the intrinsics.
+namespace transpose_detail {
+// The masked forms with an all-ones mask: the plain unpacks and shuffles pass GCC 12 an
+// undefined operand that -Wuninitialized reports.
+inline __m512 unpack_lo_ps(__m512 a, __m512 b) { return _mm512_mask_unpacklo_ps(a, 0xffff, a, b); }
+inline __m512 unpack_hi_ps(__m512 a, __m512 b) { return _mm512_mask_unpackhi_ps(a, 0xffff, a, b); }
+inline __m512 unpack_lo_pd(__m512 a, __m512 b) {
+  const __m512d x = _mm512_castps_pd(a);
+  return _mm512_castpd_ps(_mm512_mask_unpacklo_pd(x, 0xff, x, _mm512_castps_pd(b)));
+}
+inline __m512 unpack_hi_pd(__m512 a, __m512 b) {
+  const __m512d x = _mm512_castps_pd(a);
+  return _mm512_castpd_ps(_mm512_mask_unpackhi_pd(x, 0xff, x, _mm512_castps_pd(b)));
+}
+template <int kLanes>
+inline __m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_mask_shuffle_f32x4(a, 0xffff, a, b, kLanes); }
+}  // namespace transpose_detail
+
+inline void transpose_16x16(__m512 (&r)[16]) {
+  using namespace transpose_detail;
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {  // interleave pairs of rows: 1-float granules
+    t[i] = unpack_lo_ps(r[i], r[i + 1]);
+    t[i + 1] = unpack_hi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // 2-float granules
+    r[i] = unpack_lo_pd(t[i], t[i + 2]);
+    r[i + 1] = unpack_hi_pd(t[i], t[i + 2]);
+    r[i + 2] = unpack_lo_pd(t[i + 1], t[i + 3]);
+    r[i + 3] = unpack_hi_pd(t[i + 1], t[i + 3]);
+  }
+  for (int h = 0; h < 16; h += 8)  // 128-bit lanes
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = shuffle_lanes<0x88>(r[h + i], r[h + i + 4]);
+      t[h + i + 4] = shuffle_lanes<0xdd>(r[h + i], r[h + i + 4]);
+    }
+  for (int i = 0; i < 8; ++i) {  // 256-bit halves
+    r[i] = shuffle_lanes<0x88>(t[i], t[i + 8]);
+    r[i + 8] = shuffle_lanes<0xdd>(t[i], t[i + 8]);
+  }
+}
+#endif
 
 // One image in NCHWc with its spatial padding materialised as zeros, so a convolution reading it
 // needs no bounds checks: every tap of every output pixel lands inside the padded image.

@@ -106,15 +106,27 @@ inline Vec activate_vec(Activation a, Vec v) {
 }
 
 // A tile's epilogue for one block of `block` channels x kTile pixels of one output row: bias and
-// activation on the vectors, then into NCHW through a kTile x block transpose in L1 (no blocked
-// output buffer, no second pass). `channels`: how many of the block's channels are real (the
-// rest, zero-weight padding, are computed but never stored).
+// activation on the vectors, then into NCHW through a transpose (no blocked output buffer, no
+// second pass). With AVX-512 in registers, one masked store per channel; otherwise through L1,
+// one scalar copy per output. `channels`: how many of the block's channels are real (the rest,
+// zero-weight padding, are computed but never stored).
 template <int kTile>
 inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, float* out,
                             std::int64_t channel_stride, std::int64_t channels) {
+  channels = std::min(channels, kBlock);
+#if defined(__AVX512F__)
+  if constexpr (kBlock == 16) {
+    __m512 r[16];
+    for (int x = 0; x < kTile; ++x) r[x] = activate_vec(act, acc[x] + bias);
+    for (int x = kTile; x < 16; ++x) r[x] = _mm512_setzero_ps();
+    transpose_16x16(r);
+    for (std::int64_t c = 0; c < channels; ++c)
+      _mm512_mask_storeu_ps(out + c * channel_stride, static_cast<__mmask16>((1u << kTile) - 1), r[c]);
+    return;
+  }
+#endif
   alignas(64) float pixels[kTile][kBlock];
   for (int x = 0; x < kTile; ++x) activate_vec(act, acc[x] + bias).store_aligned(pixels[x]);
-  channels = std::min(channels, kBlock);
   for (std::int64_t c = 0; c < channels; ++c) {
     float* o = out + c * channel_stride;
     for (int x = 0; x < kTile; ++x) o[x] = pixels[x][c];
