@@ -68,12 +68,17 @@ void depthwise_tile(const float* in, const float* w, const float* bias, const Ti
   store_tile_nchw(acc, Vec::load_aligned(bias), act, out, out_channel_stride, c_valid);
 }
 
+// Up to 16 pixels with AVX-512: 16 accumulators + a weight vector fit its 32 registers, and a
+// 16-pixel row (16x16 maps) is then one tile, so one register transpose in the epilogue, not two
+// half-empty ones (the shuffles weigh: a depthwise tile has only R*S FMAs per output vector).
+constexpr int kMaxDepthwiseTile = kBlock >= 16 ? 16 : kMaxTile;
+
 // kTiles[unit stride][width - 1].
 template <bool kUnitStride>
 constexpr auto depthwise_tiles() {
   return []<std::size_t... kW>(std::index_sequence<kW...>) {
     return std::array{&depthwise_tile<static_cast<int>(kW) + 1, kUnitStride>...};
-  }(std::make_index_sequence<kMaxTile>());
+  }(std::make_index_sequence<kMaxDepthwiseTile>());
 }
 constexpr std::array kTiles = {depthwise_tiles<false>(), depthwise_tiles<true>()};
 
@@ -120,7 +125,7 @@ class DepthwiseConv final : public PlannedConv {
     for_each_tile(ow, [&](std::int64_t x0, int width) {
       tiles[width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + cb * kBlock, geometry_,
                        epilogue_.activation, out_row + x0, oh * ow, p_.c - cb * kBlock);
-    });
+    }, kMaxDepthwiseTile);
   }
 
   ConvProblem p_;

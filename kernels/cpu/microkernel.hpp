@@ -87,8 +87,8 @@ constexpr auto tile_table(Make make) {
 // Splits `count` pixels into equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles
 // plus a thin tail: a thin tile has too few accumulators to hide the FMA latency.
 template <class Fn>
-inline void for_each_tile(std::int64_t count, Fn&& fn) {
-  const std::int64_t tiles = (count + kMaxTile - 1) / kMaxTile;
+inline void for_each_tile(std::int64_t count, Fn&& fn, int max_tile = kMaxTile) {
+  const std::int64_t tiles = (count + max_tile - 1) / max_tile;
   for (std::int64_t t = 0, x0 = 0; t < tiles; ++t) {
     const std::int64_t width = count / tiles + (t < count % tiles ? 1 : 0);
     fn(x0, static_cast<int>(width));
