@@ -49,13 +49,17 @@ namespace convlab::cpu {
 
 namespace {
 
-// kTile output pixels of one row for one block of channels: one accumulator vector per pixel;
-// per tap, one weight vector shared by the kTile FMAs, each with its own pixel's input vector
-// (an aligned load: no broadcast, no gather, whatever the stride). Summed in the order (i, j),
-// bias added last. g.channels is unused: a depthwise tap reads only its own channel.
-template <int kTile, bool kUnitStride>
-void depthwise_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
-                    float* out, std::int64_t out_channel_stride, std::int64_t c_valid) {
+// kRows x kCols output pixels (kCols of each of kRows consecutive rows, in_row_step floats apart
+// in the input) for one block of channels: one accumulator vector per pixel; per tap, one weight
+// vector shared by the tile's FMAs, each with its own pixel's input vector (an aligned load: no
+// broadcast, no gather, whatever the stride). Summed in the order (i, j), bias added last.
+// Several rows only when kCols is a whole output row, so the tile's outputs are contiguous in each
+// NCHW channel plane. g.channels is unused: a depthwise tap reads only its own channel.
+template <int kCols, int kRows, bool kUnitStride>
+void depthwise_tile(const float* in, std::int64_t in_row_step, const float* w, const float* bias,
+                    const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
+                    std::int64_t c_valid) {
+  constexpr int kTile = kCols * kRows;
   const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
   Vec acc[kTile];
   for (Vec& a : acc) a = Vec(0.0f);
@@ -63,7 +67,8 @@ void depthwise_tile(const float* in, const float* w, const float* bias, const Ti
     for (std::int64_t j = 0; j < g.s; ++j, w += kBlock) {
       const float* ip = in + i * g.in_tap_row + j * g.in_tap_col;
       const Vec wv = Vec::load_aligned(w);
-      for (int x = 0; x < kTile; ++x) acc[x] = xsimd::fma(Vec::load_aligned(ip + x * pixel), wv, acc[x]);
+      for (int x = 0; x < kTile; ++x)
+        acc[x] = xsimd::fma(Vec::load_aligned(ip + (x / kCols) * in_row_step + (x % kCols) * pixel), wv, acc[x]);
     }
   store_tile_nchw(acc, Vec::load_aligned(bias), act, out, out_channel_stride, c_valid);
 }
@@ -71,16 +76,26 @@ void depthwise_tile(const float* in, const float* w, const float* bias, const Ti
 // Up to 16 pixels with AVX-512: 16 accumulators + a weight vector fit its 32 registers, and a
 // 16-pixel row (16x16 maps) is then one tile, so one register transpose in the epilogue, not two
 // half-empty ones (the shuffles weigh: a depthwise tile has only R*S FMAs per output vector).
+// Rows of at most half that (8x8 maps) are stacked kMaxDepthwiseTile / width to a tile, for the
+// same reason.
 constexpr int kMaxDepthwiseTile = kBlock >= 16 ? 16 : kMaxTile;
+constexpr int kMaxStackedWidth = kMaxDepthwiseTile / 2;
+using TileFn = void (*)(const float*, std::int64_t, const float*, const float*, const TileGeometry&, Activation,
+                        float*, std::int64_t, std::int64_t);
 
-// kTiles[unit stride][width - 1].
-template <bool kUnitStride>
+// kTiles[unit stride][width - 1]: one row. kStackedTiles[unit stride][width - 1]: whole rows of
+// `width` pixels, as many as fit.
+template <bool kUnitStride, int kCount, bool kStacked>
 constexpr auto depthwise_tiles() {
   return []<std::size_t... kW>(std::index_sequence<kW...>) {
-    return std::array{&depthwise_tile<static_cast<int>(kW) + 1, kUnitStride>...};
-  }(std::make_index_sequence<kMaxDepthwiseTile>());
+    return std::array<TileFn, kCount>{
+        &depthwise_tile<kW + 1, kStacked ? kMaxDepthwiseTile / (kW + 1) : 1, kUnitStride>...};
+  }(std::make_index_sequence<kCount>());
 }
-constexpr std::array kTiles = {depthwise_tiles<false>(), depthwise_tiles<true>()};
+constexpr std::array kTiles = {depthwise_tiles<false, kMaxDepthwiseTile, false>(),
+                               depthwise_tiles<true, kMaxDepthwiseTile, false>()};
+constexpr std::array kStackedTiles = {depthwise_tiles<false, kMaxStackedWidth, true>(),
+                                      depthwise_tiles<true, kMaxStackedWidth, true>()};
 
 class DepthwiseConv final : public PlannedConv {
  public:
@@ -92,6 +107,7 @@ class DepthwiseConv final : public PlannedConv {
         image_(padded_input_image(p, kBlock)),
         geometry_(tile_geometry(p, image_, 1, p.r * p.s * kBlock)),
         c_blocks_(image_.channel_blocks()),
+        rows_per_item_(p.out_w() <= kMaxStackedWidth ? kMaxDepthwiseTile / p.out_w() : 1),
         weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.c, kBlock)) {}
 
@@ -101,11 +117,12 @@ class DepthwiseConv final : public PlannedConv {
   }
 
   void run(const float* input, float* output, void* workspace) const override {
-    // An item is one output row of one channel block, rows outermost: at batch 1 a thread then
-    // convolves the rows it reordered.
+    // An item is rows_per_item_ output rows of one channel block, rows outermost: at batch 1 a
+    // thread then convolves the rows it reordered.
+    const std::int64_t row_groups = (p_.out_h() + rows_per_item_ - 1) / rows_per_item_;
     for_each_blocked_image(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_,
-                           p_.out_h() * c_blocks_, [&](std::int64_t n, const float* copy, std::int64_t item, int) {
-                             convolve_row(copy, output, n, item / c_blocks_, item % c_blocks_);
+                           row_groups * c_blocks_, [&](std::int64_t n, const float* copy, std::int64_t item, int) {
+                             convolve_rows(copy, output, n, item / c_blocks_ * rows_per_item_, item % c_blocks_);
                            });
   }
 
@@ -116,16 +133,25 @@ class DepthwiseConv final : public PlannedConv {
   }
 
  private:
-  void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t cb) const {
-    const std::int64_t oh = p_.out_h(), ow = p_.out_w();
-    const float* in_row = blocked + cb * geometry_.in_block_stride + y * p_.stride_h * image_.row_stride();
+  // Output rows [y0, y0 + rows_per_item_) of channel block cb: one stacked tile when they are all
+  // there, else row by row.
+  void convolve_rows(const float* blocked, float* output, std::int64_t n, std::int64_t y0, std::int64_t cb) const {
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w(), row_step = p_.stride_h * image_.row_stride();
+    const float* in = blocked + cb * geometry_.in_block_stride + y0 * row_step;
     const float* w = weight_.get() + cb * geometry_.w_block_stride;
-    float* out_row = output + ((n * p_.c + cb * kBlock) * oh + y) * ow;
-    const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
-    for_each_tile(ow, [&](std::int64_t x0, int width) {
-      tiles[width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + cb * kBlock, geometry_,
-                       epilogue_.activation, out_row + x0, oh * ow, p_.c - cb * kBlock);
-    }, kMaxDepthwiseTile);
+    const float* bias = bias_.get() + cb * kBlock;
+    float* out = output + ((n * p_.c + cb * kBlock) * oh + y0) * ow;
+    const int unit = p_.stride_w == 1 ? 1 : 0;
+    if (rows_per_item_ > 1 && y0 + rows_per_item_ <= oh) {
+      kStackedTiles[unit][ow - 1](in, row_step, w, bias, geometry_, epilogue_.activation, out, oh * ow,
+                                  p_.c - cb * kBlock);
+      return;
+    }
+    for (std::int64_t y = y0; y < std::min(oh, y0 + rows_per_item_); ++y, in += row_step, out += ow)
+      for_each_tile(ow, [&](std::int64_t x0, int width) {
+        kTiles[unit][width - 1](in + x0 * geometry_.in_pixel, row_step, w, bias, geometry_, epilogue_.activation,
+                                out + x0, oh * ow, p_.c - cb * kBlock);
+      }, kMaxDepthwiseTile);
   }
 
   ConvProblem p_;
@@ -135,6 +161,7 @@ class DepthwiseConv final : public PlannedConv {
   PaddedBlockedImage image_;
   TileGeometry geometry_;
   std::int64_t c_blocks_;
+  std::int64_t rows_per_item_;  // > 1: rows stacked into one tile (narrow maps)
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;  // bias_: [C/block][block]
 };
 
