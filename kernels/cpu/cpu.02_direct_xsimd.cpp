@@ -14,8 +14,8 @@
 // latency of the two FMA pipes (8 FMAs in flight needed), and loads stay under one per FMA: per
 // kernel tap, 2 weight vectors shared by 14 pixels and one broadcast per pixel shared by its 2
 // FMAs (16 loads per 28 FMAs). The tile never leaves registers until its epilogue, which adds the
-// bias, applies the activation on the vector and writes NCHW directly through a 16 x 14
-// transpose in L1 (no NCHWc output buffer, no second pass over the output).
+// bias, applies the activation on the vector and writes NCHW directly through a 16 x 16 register
+// transpose (AVX-512; in L1 otherwise; no NCHWc output buffer, no second pass over the output).
 //
 // Expected bound: compute-bound on FMA throughput when C x R x S is large enough. Measured with
 // one thread on mb8/mb32ic64ih56oc64oh56kh3ph1 (shared machine, so noisy): 80-130 GFLOP/s, while

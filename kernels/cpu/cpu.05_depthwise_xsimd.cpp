@@ -6,25 +6,28 @@
 // output row used half of each 16-lane vector (and its border columns took a scalar path), and a
 // stride > 1 needed gathers. Against cpu.02: a depthwise tap reads only its own channel, so
 // there is no broadcast and no reduction over channels: per tap (i, j) one weight vector is loaded
-// and FMA'd with the input vector of each of the tile's pixels (up to kMaxTile = 14 accumulators
-// with AVX-512, one per output pixel of the row). The rest is cpu.02's: weights packed in plan as
+// and FMA'd with the input vector of each of the tile's pixels (up to 16 accumulators with
+// AVX-512, one per output pixel: a row, or whole rows stacked when they are 8 pixels or fewer).
+// The rest is cpu.02's, shared through layout.hpp and microkernel.hpp: weights packed in plan as
 // [C/block][R][S][block] (zero-padded channels), the input reordered inside run into a
-// zero-padded NCHWc copy (layout.hpp; no bounds checks, any stride/padding/dilation), bias and
-// activation on the vector, and NCHW written back through the tile's transpose in L1
-// (store_tile_nchw in microkernel.hpp).
+// zero-padded NCHWc copy (no bounds checks, any stride/padding/dilation), bias and activation on
+// the vector, and NCHW written back by the tile's epilogue through a register transpose
+// (store_tile_nchw; through L1 without AVX-512).
 //
-// Why faster: no wasted lanes, no scalar border path, no gathers; 14 independent FMA chains cover
-// the FMA latency, and the tile's loads are aligned vectors from L1.
+// Why faster: no wasted lanes, no scalar border path, no gathers; up to 16 independent FMA chains
+// cover the FMA latency, and the tile's loads are aligned vectors from L1. Tiles are as wide as
+// the registers allow because the epilogue's 16x16 transpose (64 shuffles, one port) costs about
+// as much as a 16-pixel tile's 144 FMAs: a half-empty tile pays it for half the work.
 // Expected bound: memory/latency-bound, never FMA-bound. Each loaded input vector feeds at most
 // R*S = 9 FMAs (of different outputs), each FMA needs its own load, and the reorder and the
 // transposed store touch every input and output once more: expect a fraction of the FP32 peak,
-// set by L1/L2 bandwidth and, on small layers, by the thread fork/join.
-// Measured (2 threads, p50 of 50 trials, oneDNN in the same run; x = oneDNN's time / ours), the
-// depthwise layers of mobilenet-tiny: batch 1: 1.28-2.26x (geometric mean 1.59x; g128 8x8:
-// 0.013 ms vs 0.017, the previous version took 0.103); batch 32: 0.85-1.49x (mean 1.14x; g64
-// 16x16: 0.41 ms vs 0.48, previously 3.57). 4-8% of the measured FMA peak. The loss is g128 8x8
-// at batch 32 (0.40 ms vs 0.34): half its time is the input reorder, which gathers rows narrower
-// than the 16x16 transpose.
+// set by memory and L1/L2 bandwidth and, on small layers, by the thread fork/join.
+// Measured (2 threads on a shared machine, p50 of 100 trials, oneDNN in the same run; x = oneDNN's
+// time / ours; two runs), mobilenet-tiny's depthwise layers: batch 1: 1.5-2.0x (g128 8x8:
+// 0.009-0.010 ms vs 0.016-0.018; the previous version took 0.103); batch 32: 1.15-1.9x (g64
+// 16x16: 0.28-0.39 ms vs 0.32-0.49; previously 3.57 vs 0.55). 4-12% of the measured FMA peak.
+// The input reorder ("layout ms", timed alone) is 30-60% of a batch-32 run: it reads the NCHW input from
+// memory once, which the convolution's 9 FMAs per input vector cannot hide.
 // Threads: as cpu.02: whole images per thread when the batch shares out, else each image's rows
 // shared between them (for_each_blocked_image in layout.hpp).
 // Deterministic: each output is summed by one thread in the fixed order (i, j), bias added last.
