@@ -74,6 +74,7 @@ TEST_CASE("cpu.01/05/06: bit-identical repeats on their own problems (tails, str
     check_repeats(kernel("cpu.01_im2col_eigen"), "g2mb1ic8ih13iw17oc12kh3ph1");
     check_repeats(kernel("cpu.01_im2col_eigen"), "g2mb3ic8ih13iw17oc12kh3ph1");
     check_repeats(kernel("cpu.05_depthwise_xsimd"), "g8mb2ic8ih11iw70oc8kh5kw3sw2ph2pw1dw1");
+    check_repeats(kernel("cpu.05_depthwise_xsimd"), "g20mb3ic20ih7iw5oc20kh3ph1");  // stacked rows
     check_repeats(kernel("cpu.06_pointwise_xsimd"), "mb2ic300ih7iw9oc13kh1");
     check_repeats(kernel("cpu.06_pointwise_xsimd"), "mb2ic20ih15iw17oc10kh1sh2sw3");
   }

@@ -44,6 +44,8 @@ const SweepShape kSweep[] = {
     {"batch 1", "mb1ic16ih15oc24oh15kh3ph1"},
     {"depthwise wide rows, 5x3 dilated, stride 2", "g8mb2ic8ih11iw70oc8kh5kw3sw2ph2pw1dw1"},
     {"depthwise stride 3, no padding", "g4mb1ic4ih9iw100oc4kh3sh3sw3"},
+    {"depthwise narrow rows stacked into tiles, odd last row, channel tail", "g20mb3ic20ih7iw5oc20kh3ph1"},
+    {"depthwise narrow rows stacked, stride 2", "g24mb2ic24ih9iw9oc24kh3sh2sw2ph1"},
     {"pointwise deep: channel blocks, row and column tails", "mb2ic300ih7iw9oc13kh1"},
     {"pointwise wide: several row and column blocks", "mb1ic70ih20iw30oc100kh1"},
     {"pointwise strided, odd sizes", "mb2ic20ih15iw17oc10kh1sh2sw3"},

@@ -14,8 +14,8 @@
 // latency of the two FMA pipes (8 FMAs in flight needed), and loads stay under one per FMA: per
 // kernel tap, 2 weight vectors shared by 14 pixels and one broadcast per pixel shared by its 2
 // FMAs (16 loads per 28 FMAs). The tile never leaves registers until its epilogue, which adds the
-// bias, applies the activation on the vector and writes NCHW directly through a 16 x 14
-// transpose in L1 (no NCHWc output buffer, no second pass over the output).
+// bias, applies the activation on the vector and writes NCHW directly through a 16 x 16 register
+// transpose (AVX-512; in L1 otherwise; no NCHWc output buffer, no second pass over the output).
 //
 // Expected bound: compute-bound on FMA throughput when C x R x S is large enough. Measured with
 // one thread on mb8/mb32ic64ih56oc64oh56kh3ph1 (shared machine, so noisy): 80-130 GFLOP/s, while
@@ -58,16 +58,9 @@ void conv_tile(const float* in, const float* w, const float* bias, const TileGeo
                float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
   accumulate<kTile, kKBlocks, kUnitStride>(acc, in, w, g);
-  for (int kb = 0; kb < kKBlocks; ++kb) {
-    alignas(64) float pixels[kTile][kBlock];
-    const Vec b = Vec::load_aligned(bias + kb * kBlock);
-    for (int x = 0; x < kTile; ++x) activate_vec(act, acc[kb][x] + b).store_aligned(pixels[x]);
-    const std::int64_t channels = std::min<std::int64_t>(kBlock, k_valid - kb * kBlock);
-    for (std::int64_t kk = 0; kk < channels; ++kk) {
-      float* o = out + (kb * kBlock + kk) * out_channel_stride;
-      for (int x = 0; x < kTile; ++x) o[x] = pixels[x][kk];
-    }
-  }
+  for (int kb = 0; kb < kKBlocks; ++kb)
+    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
+                    out_channel_stride, k_valid - kb * kBlock);
 }
 
 // kTiles[unit stride][k blocks - 1][width - 1]: every tile a row split can produce.
@@ -84,34 +77,13 @@ class DirectXsimdConv final : public PlannedConv {
         epilogue_(e),
         threads_(threads),
         by_image_(shares_whole_images(p.n, threads)),
-        image_{.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = kBlock},
-        geometry_{.channels = p.c,
-                  .r = p.r,
-                  .s = p.s,
-                  .in_block_stride = image_.block_stride(),
-                  .in_tap_row = (p.dilation_h + 1) * image_.row_stride(),
-                  .in_tap_col = (p.dilation_w + 1) * kBlock,
-                  .in_pixel = p.stride_w * kBlock,
-                  .w_block_stride = p.c * p.r * p.s * kBlock},
+        image_(padded_input_image(p, kBlock)),
+        geometry_(tile_geometry(p, image_, p.c, p.c * p.r * p.s * kBlock)),
         k_blocks_((p.k + kBlock - 1) / kBlock),
-        weight_(aligned_floats(static_cast<std::size_t>(k_blocks_ * p.c * p.r * p.s * kBlock))),
-        bias_(aligned_floats(static_cast<std::size_t>(k_blocks_ * kBlock))) {
-    // [K/block][C][R][S][block]; the K tail is zero weights and zero bias (computed, never stored).
-    const std::int64_t crs = p.c * p.r * p.s;
-    std::fill(weight_.get(), weight_.get() + k_blocks_ * crs * kBlock, 0.0f);
-    for (std::int64_t k = 0; k < p.k; ++k)
-      for (std::int64_t crs_i = 0; crs_i < crs; ++crs_i)
-        weight_[((k / kBlock) * crs + crs_i) * kBlock + k % kBlock] = w.weight[k * crs + crs_i];
-    for (std::int64_t k = 0; k < k_blocks_ * kBlock; ++k)
-      bias_[k] = k < p.k && !w.bias.empty() ? w.bias[k] : 0.0f;
-  }
+        weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
+        bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
-  // A padded NCHWc image per thread (or one shared), reused image after image so it stays in
-  // cache, + alignment slack.
-  std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>((by_image_ ? threads_ : 1) * image_.elems()) * sizeof(float) +
-           Tensor::kAlignment;
-  }
+  std::size_t workspace_bytes() const override { return blocked_copies_bytes(image_, by_image_, threads_); }
   std::size_t weight_bytes() const override {
     return static_cast<std::size_t>(k_blocks_ * (p_.c * p_.r * p_.s + 1) * kBlock) * sizeof(float);
   }

@@ -1,141 +1,171 @@
-// cpu.05_depthwise_xsimd: depthwise convolution (groups == C == K), vectorised along output width.
+// cpu.05_depthwise_xsimd: depthwise convolution (groups == C == K) on a channel-blocked layout.
 //
-// What it changes: cpu.00 to cpu.04 treat a depthwise layer as C tiny convolutions with one input
-// channel each, so a GEMM (cpu.01) sees a 1 x R*S by R*S x OH*OW product per group: nothing to
-// block, all overhead. Here each output row is computed SIMD-vector by SIMD-vector: a register
-// accumulator holds batch<float>::size adjacent outputs, every tap (i, j) adds one broadcast weight
-// times one vector of input pixels (a contiguous load at stride 1, a gather at stride > 1), and
-// the bias and activation are applied before the single store. The interior's tail is one more
-// vector overlapping the previous one. Border columns, whose taps reach into the padding (and rows
-// narrower than a vector), take a scalar path with the same fused multiply-adds in the same tap
-// order, so on FMA hardware every output is rounded the same whichever path computes it.
-// Why it should be faster: no im2col copy and no per-group GEMM call; the input row is reused from
-// L1 by all S taps, and the output is written once.
-// Expected bound: memory-bound. A 3x3 depthwise layer does 9 multiply-adds per output (18 FLOP per
-// 8 bytes of input + output), far below the ~30 FLOP/byte the machine needs to be compute-bound;
-// expect the memory or L2 bandwidth of the machine, i.e. a few to ~15% of the FP32 peak.
-// Deterministic: each output is summed by one thread in a fixed tap order (OpenMP over
-// batch x channels x output rows), whatever the thread count.
-// Benchmark: build/convlab run --model lab-cnn --kernel cpu.05_depthwise_xsimd --batch 1,32
-// (lab-cnn has no depthwise layer, so that command reports the kernel as unsupported; time a
-// depthwise problem such as g64mb32ic64ih56oc64oh56kh3ph1 instead.)
+// What changes against the previous version (vectors along the output width): a vector now holds
+// `block` channels of one pixel (block = the SIMD width: 16 floats with AVX-512, 8 AVX2, 4 SSE2),
+// as in cpu.02's NCHWc, so every lane does useful work whatever the feature map's size: an 8-wide
+// output row used half of each 16-lane vector (and its border columns took a scalar path), and a
+// stride > 1 needed gathers. Against cpu.02: a depthwise tap reads only its own channel, so
+// there is no broadcast and no reduction over channels: per tap (i, j) one weight vector is loaded
+// and FMA'd with the input vector of each of the tile's pixels (up to 16 accumulators with
+// AVX-512, one per output pixel: a row, or whole rows stacked when they are 8 pixels or fewer).
+// The rest is cpu.02's, shared through layout.hpp and microkernel.hpp: weights packed in plan as
+// [C/block][R][S][block] (zero-padded channels), the input reordered inside run into a
+// zero-padded NCHWc copy (no bounds checks, any stride/padding/dilation), bias and activation on
+// the vector, and NCHW written back by the tile's epilogue through a register transpose
+// (store_tile_nchw; through L1 without AVX-512).
+//
+// Why faster: no wasted lanes, no scalar border path, no gathers; up to 16 independent FMA chains
+// cover the FMA latency, and the tile's loads are aligned vectors from L1. Tiles are as wide as
+// the registers allow because the epilogue's 16x16 transpose (64 shuffles, one port) costs about
+// as much as a 16-pixel tile's 144 FMAs: a half-empty tile pays it for half the work.
+// Expected bound: memory/latency-bound, never FMA-bound. Each loaded input vector feeds at most
+// R*S = 9 FMAs (of different outputs), each FMA needs its own load, and the reorder and the
+// transposed store touch every input and output once more: expect a fraction of the FP32 peak,
+// set by memory and L1/L2 bandwidth and, on small layers, by the thread fork/join.
+// Measured (2 threads on a shared machine, p50 of 100 trials, oneDNN in the same run; x = oneDNN's
+// time / ours; two runs), mobilenet-tiny's depthwise layers: batch 1: 1.5-2.0x (g128 8x8:
+// 0.009-0.010 ms vs 0.016-0.018; the previous version took 0.103); batch 32: 1.15-1.9x (g64
+// 16x16: 0.28-0.39 ms vs 0.32-0.49; previously 3.57 vs 0.55). 4-12% of the measured FMA peak.
+// The input reorder ("layout ms", timed alone) is 30-60% of a batch-32 run: it reads the NCHW input from
+// memory once, which the convolution's 9 FMAs per input vector cannot hide.
+// Threads: as cpu.02: whole images per thread when the batch shares out, else each image's rows
+// shared between them (for_each_blocked_image in layout.hpp).
+// Deterministic: each output is summed by one thread in the fixed order (i, j), bias added last.
+// Benchmark: build/convlab conv --problems bench/problems/networks.txt --batch 1,32
+//   --kernel cpu.05_depthwise_xsimd,onednn.conv   (the depthwise lines: g = ic = oc), or one layer:
+//   build/convlab conv --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv
 #include <algorithm>
-#include <cmath>
+#include <array>
 #include <cstdint>
-#include <vector>
+#include <utility>
 
 #include <fmt/format.h>
-#include <xsimd/xsimd.hpp>
+#include <omp.h>
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
+#include "kernels/common/tensor.hpp"
+#include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/microkernel.hpp"
 
 namespace convlab::cpu {
 
 namespace {
 
-using Vec = xsimd::batch<float>;
-using IndexVec = xsimd::batch<std::int32_t>;
-constexpr std::int64_t kLanes = Vec::size;
-static_assert(IndexVec::size == Vec::size, "the gather needs one 32-bit index per float lane");
-
-Vec activate_vec(Activation a, Vec x) {
-  if (a == Activation::none) return x;
-  x = xsimd::max(x, Vec(0.0f));
-  return a == Activation::relu6 ? xsimd::min(x, Vec(6.0f)) : x;
+// kRows x kCols output pixels (kCols of each of kRows consecutive rows, in_row_step floats apart
+// in the input) for one block of channels: one accumulator vector per pixel; per tap, one weight
+// vector shared by the tile's FMAs, each with its own pixel's input vector (an aligned load: no
+// broadcast, no gather, whatever the stride). Summed in the order (i, j), bias added last.
+// Several rows only when kCols is a whole output row, so the tile's outputs are contiguous in each
+// NCHW channel plane. g.channels is unused: a depthwise tap reads only its own channel.
+template <int kCols, int kRows, bool kUnitStride>
+void depthwise_tile(const float* in, std::int64_t in_row_step, const float* w, const float* bias,
+                    const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
+                    std::int64_t c_valid) {
+  constexpr int kTile = kCols * kRows;
+  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+  Vec acc[kTile];
+  for (Vec& a : acc) a = Vec(0.0f);
+  for (std::int64_t i = 0; i < g.r; ++i)
+    for (std::int64_t j = 0; j < g.s; ++j, w += kBlock) {
+      const float* ip = in + i * g.in_tap_row + j * g.in_tap_col;
+      const Vec wv = Vec::load_aligned(w);
+      for (int x = 0; x < kTile; ++x)
+        acc[x] = xsimd::fma(Vec::load_aligned(ip + (x / kCols) * in_row_step + (x % kCols) * pixel), wv, acc[x]);
+    }
+  store_tile_nchw(acc, Vec::load_aligned(bias), act, out, out_channel_stride, c_valid);
 }
+
+// Up to 16 pixels with AVX-512: 16 accumulators + a weight vector fit its 32 registers, and a
+// 16-pixel row (16x16 maps) is then one tile, so one register transpose in the epilogue, not two
+// half-empty ones (the shuffles weigh: a depthwise tile has only R*S FMAs per output vector).
+// Rows of at most half that (8x8 maps) are stacked kMaxDepthwiseTile / width to a tile, for the
+// same reason.
+constexpr int kMaxDepthwiseTile = kBlock >= 16 ? 16 : kMaxTile;
+constexpr int kMaxStackedWidth = kMaxDepthwiseTile / 2;
+using TileFn = void (*)(const float*, std::int64_t, const float*, const float*, const TileGeometry&, Activation,
+                        float*, std::int64_t, std::int64_t);
+
+// kTiles[unit stride][width - 1]: one row. kStackedTiles[unit stride][width - 1]: whole rows of
+// `width` pixels, as many as fit.
+template <bool kUnitStride, int kCount, bool kStacked>
+constexpr auto depthwise_tiles() {
+  return []<std::size_t... kW>(std::index_sequence<kW...>) {
+    return std::array<TileFn, kCount>{
+        &depthwise_tile<kW + 1, kStacked ? kMaxDepthwiseTile / (kW + 1) : 1, kUnitStride>...};
+  }(std::make_index_sequence<kCount>());
+}
+constexpr std::array kTiles = {depthwise_tiles<false, kMaxDepthwiseTile, false>(),
+                               depthwise_tiles<true, kMaxDepthwiseTile, false>()};
+constexpr std::array kStackedTiles = {depthwise_tiles<false, kMaxStackedWidth, true>(),
+                                      depthwise_tiles<true, kMaxStackedWidth, true>()};
 
 class DepthwiseConv final : public PlannedConv {
  public:
-  DepthwiseConv(const ConvProblem& p, const ConvWeights& w, Epilogue e)
-      : p_(p), weight_(w.weight.begin(), w.weight.end()), bias_(w.bias.begin(), w.bias.end()), epilogue_(e) {
-    if (bias_.empty()) bias_.assign(static_cast<std::size_t>(p.k), 0.0f);
-    const std::int64_t ow = p.out_w(), dw = p.dilation_w + 1;
-    // Output columns whose taps all fall inside the input row: [interior_begin_, interior_end_).
-    interior_begin_ = std::min(ow, (p.pad_w + p.stride_w - 1) / p.stride_w);
-    const std::int64_t last_reach = p.w - 1 + p.pad_w - (p.s - 1) * dw;  // x * stride_w <= last_reach
-    interior_end_ = last_reach < 0 ? 0 : std::min(ow, last_reach / p.stride_w + 1);
-    interior_end_ = std::max(interior_end_, interior_begin_);
+  DepthwiseConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
+      : p_(p),
+        epilogue_(e),
+        threads_(threads),
+        by_image_(shares_whole_images(p.n, threads)),
+        image_(padded_input_image(p, kBlock)),
+        geometry_(tile_geometry(p, image_, 1, p.r * p.s * kBlock)),
+        c_blocks_(image_.channel_blocks()),
+        rows_per_item_(p.out_w() <= kMaxStackedWidth ? kMaxDepthwiseTile / p.out_w() : 1),
+        weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
+        bias_(pack_blocked_bias(w.bias, p.c, kBlock)) {}
+
+  std::size_t workspace_bytes() const override { return blocked_copies_bytes(image_, by_image_, threads_); }
+  std::size_t weight_bytes() const override {
+    return static_cast<std::size_t>(c_blocks_ * (p_.r * p_.s + 1) * kBlock) * sizeof(float);
   }
 
-  std::size_t weight_bytes() const override { return (weight_.size() + bias_.size()) * sizeof(float); }
+  void run(const float* input, float* output, void* workspace) const override {
+    // An item is rows_per_item_ output rows of one channel block, rows outermost: at batch 1 a
+    // thread then convolves the rows it reordered.
+    const std::int64_t row_groups = (p_.out_h() + rows_per_item_ - 1) / rows_per_item_;
+    for_each_blocked_image(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_,
+                           row_groups * c_blocks_, [&](std::int64_t n, const float* copy, std::int64_t item, int) {
+                             convolve_rows(copy, output, n, item / c_blocks_ * rows_per_item_, item % c_blocks_);
+                           });
+  }
 
-  void run(const float* input, float* output, void*) const override {
-    const ConvProblem& p = p_;
-    const std::int64_t oh = p.out_h();
-#pragma omp parallel for collapse(3) schedule(static)
-    for (std::int64_t n = 0; n < p.n; ++n)
-      for (std::int64_t c = 0; c < p.c; ++c)
-        for (std::int64_t y = 0; y < oh; ++y) row(input + (n * p.c + c) * p.h * p.w, c, y,
-                                                  output + ((n * p.k + c) * oh + y) * p.out_w());
+  // The input reorder alone; the output's transpose back to NCHW is fused into the tile's epilogue.
+  bool changes_layout() const override { return true; }
+  void run_layout_changes_only(const float* input, float*, void* workspace) const override {
+    reorder_blocked_images(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_);
   }
 
  private:
-  // Input rows (tap rows i) that output row y reads, as [i_begin, i_end): taps above or below the
-  // image read zero padding and are skipped.
-  void tap_rows(std::int64_t y, std::int64_t& i_begin, std::int64_t& i_end) const {
-    const std::int64_t dh = p_.dilation_h + 1, top = y * p_.stride_h - p_.pad_h;
-    i_begin = top >= 0 ? 0 : (-top + dh - 1) / dh;
-    i_end = std::min(p_.r, top < p_.h ? (p_.h - 1 - top) / dh + 1 : 0);
-  }
-
-  void row(const float* plane, std::int64_t c, std::int64_t y, float* out) const {
-    const ConvProblem& p = p_;
-    const std::int64_t dh = p.dilation_h + 1, dw = p.dilation_w + 1;
-    const std::int64_t top = y * p.stride_h - p.pad_h;
-    std::int64_t i_begin = 0, i_end = 0;
-    tap_rows(y, i_begin, i_end);
-    const float* wc = weight_.data() + c * p.r * p.s;
-    const float bias = bias_[static_cast<std::size_t>(c)];
-
-    // One output column, scalar, with the same fma order as the vector path.
-    auto scalar = [&](std::int64_t x) {
-      float acc = bias;
-      for (std::int64_t i = i_begin; i < i_end; ++i) {
-        const float* in_row = plane + (top + i * dh) * p.w;
-        for (std::int64_t j = 0; j < p.s; ++j) {
-          const std::int64_t ix = x * p.stride_w - p.pad_w + j * dw;
-          if (ix >= 0 && ix < p.w) acc = std::fma(in_row[ix], wc[i * p.s + j], acc);
-        }
-      }
-      out[x] = activate(epilogue_.activation, acc);
-    };
-
-    // Lane offsets of a strided load: lane l reads input column (x + l) * stride_w.
-    alignas(64) std::int32_t lane_offsets[kLanes];
-    for (std::int64_t l = 0; l < kLanes; ++l) lane_offsets[l] = static_cast<std::int32_t>(l * p.stride_w);
-    const IndexVec gather_index = IndexVec::load_aligned(lane_offsets);
-
-    // kLanes adjacent output columns starting at x, all of whose taps are inside the row.
-    auto vector = [&](std::int64_t x) {
-      Vec acc(bias);
-      for (std::int64_t i = i_begin; i < i_end; ++i) {
-        const float* in = plane + (top + i * dh) * p.w + x * p.stride_w - p.pad_w;
-        for (std::int64_t j = 0; j < p.s; ++j) {
-          const Vec pixels =
-              p.stride_w == 1 ? Vec::load_unaligned(in + j * dw) : Vec::gather(in + j * dw, gather_index);
-          acc = xsimd::fma(pixels, Vec(wc[i * p.s + j]), acc);
-        }
-      }
-      activate_vec(epilogue_.activation, acc).store_unaligned(out + x);
-    };
-
-    std::int64_t x = 0;
-    for (; x < interior_begin_; ++x) scalar(x);
-    for (; x + kLanes <= interior_end_; x += kLanes) vector(x);
-    // The interior's tail: one more vector ending at the interior's end, overlapping columns
-    // already written with the same bits, instead of up to kLanes-1 scalar columns.
-    if (x < interior_end_ && interior_end_ - interior_begin_ >= kLanes) {
-      vector(interior_end_ - kLanes);
-      x = interior_end_;
+  // Output rows [y0, y0 + rows_per_item_) of channel block cb: one stacked tile when they are all
+  // there, else row by row.
+  void convolve_rows(const float* blocked, float* output, std::int64_t n, std::int64_t y0, std::int64_t cb) const {
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w(), row_step = p_.stride_h * image_.row_stride();
+    const float* in = blocked + cb * geometry_.in_block_stride + y0 * row_step;
+    const float* w = weight_.get() + cb * geometry_.w_block_stride;
+    const float* bias = bias_.get() + cb * kBlock;
+    float* out = output + ((n * p_.c + cb * kBlock) * oh + y0) * ow;
+    const int unit = p_.stride_w == 1 ? 1 : 0;
+    if (rows_per_item_ > 1 && y0 + rows_per_item_ <= oh) {
+      kStackedTiles[unit][ow - 1](in, row_step, w, bias, geometry_, epilogue_.activation, out, oh * ow,
+                                  p_.c - cb * kBlock);
+      return;
     }
-    for (; x < p.out_w(); ++x) scalar(x);
+    for (std::int64_t y = y0; y < std::min(oh, y0 + rows_per_item_); ++y, in += row_step, out += ow)
+      for_each_tile(ow, [&](std::int64_t x0, int width) {
+        kTiles[unit][width - 1](in + x0 * geometry_.in_pixel, row_step, w, bias, geometry_, epilogue_.activation,
+                                out + x0, oh * ow, p_.c - cb * kBlock);
+      }, kMaxDepthwiseTile);
   }
 
   ConvProblem p_;
-  std::vector<float> weight_, bias_;  // weight: C x R x S, as PyTorch stores a depthwise layer
   Epilogue epilogue_;
-  std::int64_t interior_begin_ = 0, interior_end_ = 0;
+  int threads_;
+  bool by_image_;  // whole images per thread (see shares_whole_images)
+  PaddedBlockedImage image_;
+  TileGeometry geometry_;
+  std::int64_t c_blocks_;
+  std::int64_t rows_per_item_;  // > 1: rows stacked into one tile (narrow maps)
+  std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;  // bias_: [C/block][block]
 };
 
 }  // namespace
@@ -152,7 +182,7 @@ std::unique_ptr<PlannedConv> depthwise_xsimd_plan(const ConvProblem& p, const Co
   if (std::string why = depthwise_xsimd_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.05_depthwise_xsimd does not support {}: {}", to_string(p), why));
   check_weights(p, w);
-  return std::make_unique<DepthwiseConv>(p, w, e);
+  return std::make_unique<DepthwiseConv>(p, w, e, omp_get_max_threads());
 }
 
 }  // namespace convlab::cpu

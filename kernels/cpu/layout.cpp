@@ -5,9 +5,6 @@
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 namespace convlab::cpu {
 
@@ -16,49 +13,36 @@ using Vec = xsimd::batch<float>;
 using Index = xsimd::batch<std::int32_t>;
 
 #if defined(__AVX512F__)
-// 16 channels x 16 pixels (rows `plane` floats apart) -> 16 pixels x 16 channels, in registers:
-// 16 loads, 64 shuffles, 16 stores, where gathers cost ~30 cycles each (measured: ~10% of a
-// cpu.02 run). xsimd 8.1 has no transpose, hence the intrinsics; other ISAs gather.
-// The masked forms with an all-ones mask: the plain unpacks and shuffles pass GCC 12 an
-// undefined operand that -Wuninitialized reports.
-__m512 unpack_lo_ps(__m512 a, __m512 b) { return _mm512_mask_unpacklo_ps(a, 0xffff, a, b); }
-__m512 unpack_hi_ps(__m512 a, __m512 b) { return _mm512_mask_unpackhi_ps(a, 0xffff, a, b); }
-__m512 unpack_lo_pd(__m512 a, __m512 b) {
-  const __m512d x = _mm512_castps_pd(a);
-  return _mm512_castpd_ps(_mm512_mask_unpacklo_pd(x, 0xff, x, _mm512_castps_pd(b)));
-}
-__m512 unpack_hi_pd(__m512 a, __m512 b) {
-  const __m512d x = _mm512_castps_pd(a);
-  return _mm512_castpd_ps(_mm512_mask_unpackhi_pd(x, 0xff, x, _mm512_castps_pd(b)));
-}
-template <int kLanes>
-__m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_mask_shuffle_f32x4(a, 0xffff, a, b, kLanes); }
-void transpose_16x16(const float* in, std::int64_t plane, float* out) {
-  __m512 r[16], t[16];
-  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(in + i * plane);
-  for (int i = 0; i < 16; i += 2) {  // interleave pairs of channels: 1-float granules
-    t[i] = unpack_lo_ps(r[i], r[i + 1]);
-    t[i + 1] = unpack_hi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {  // 2-float granules
-    r[i] = unpack_lo_pd(t[i], t[i + 2]);
-    r[i + 1] = unpack_hi_pd(t[i], t[i + 2]);
-    r[i + 2] = unpack_lo_pd(t[i + 1], t[i + 3]);
-    r[i + 3] = unpack_hi_pd(t[i + 1], t[i + 3]);
-  }
-  for (int h = 0; h < 16; h += 8)  // 128-bit lanes
-    for (int i = 0; i < 4; ++i) {
-      t[h + i] = shuffle_lanes<0x88>(r[h + i], r[h + i + 4]);
-      t[h + i + 4] = shuffle_lanes<0xdd>(r[h + i], r[h + i + 4]);
-    }
-  for (int i = 0; i < 8; ++i) {  // 256-bit halves
-    r[i] = shuffle_lanes<0x88>(t[i], t[i + 8]);
-    r[i + 8] = shuffle_lanes<0xdd>(t[i], t[i + 8]);
-  }
-  for (int i = 0; i < 16; ++i) _mm512_store_ps(out + i * 16, r[i]);
+// 16 channels x `pixels` (<= 16) pixels (rows `plane` floats apart) -> pixels x 16 channels:
+// 16 loads, 64 shuffles, `pixels` stores, where gathers cost ~30 cycles each (measured: ~10% of
+// a cpu.02 run). Masked loads for a row's last < 16 pixels (they never touch memory past the
+// row's end), so rows narrower than 16 pixels (8x8 maps) do not gather either. Other ISAs gather.
+void transpose_pixels(const float* in, std::int64_t plane, float* out, std::int64_t pixels) {
+  const auto mask = static_cast<__mmask16>((1u << pixels) - 1);
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_maskz_loadu_ps(mask, in + i * plane);
+  transpose_16x16(r);
+  for (int i = 0; i < pixels; ++i) _mm512_store_ps(out + i * 16, r[i]);
 }
 #endif
 }  // namespace
+
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_weights(std::span<const float> weight, std::int64_t outs,
+                                                                   std::int64_t block) {
+  const std::int64_t inner = static_cast<std::int64_t>(weight.size()) / outs, blocks = (outs + block - 1) / block;
+  auto packed = aligned_floats(static_cast<std::size_t>(blocks * inner * block));  // zeroed
+  for (std::int64_t o = 0; o < outs; ++o)
+    for (std::int64_t i = 0; i < inner; ++i)
+      packed[((o / block) * inner + i) * block + o % block] = weight[o * inner + i];
+  return packed;
+}
+
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_bias(std::span<const float> bias, std::int64_t outs,
+                                                                std::int64_t block) {
+  auto packed = aligned_floats(static_cast<std::size_t>((outs + block - 1) / block * block));  // zeroed
+  std::copy(bias.begin(), bias.end(), packed.get());
+  return packed;
+}
 
 void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image, std::int64_t padded_row,
                               float* blocked) {
@@ -83,7 +67,8 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
       std::int64_t x = 0;
 #if defined(__AVX512F__)
       if (blk == 16)
-        for (; x + 16 <= image.width; x += 16) transpose_16x16(in + x, plane, interior + x * blk);
+        for (; x < image.width; x += 16)
+          transpose_pixels(in + x, plane, interior + x * blk, std::min<std::int64_t>(16, image.width - x));
 #endif
       for (; x < image.width; ++x) Vec::gather(in + x, lanes).store_aligned(interior + x * blk);
       continue;

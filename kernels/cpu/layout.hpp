@@ -8,10 +8,64 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 
 #include <omp.h>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "kernels/common/problem.hpp"
+#include "kernels/common/tensor.hpp"
 
 namespace convlab::cpu {
+
+#if defined(__AVX512F__)
+// Transposes 16 x 16 floats in registers (r[i] lane j <-> r[j] lane i): 64 shuffles. For NCHW <->
+// NCHWc with 16-float blocks (the input reorder, the tiles' epilogue), where gathers and scalar
+// copies cost several times more. xsimd 8.1 has no transpose, hence the intrinsics.
+namespace transpose_detail {
+// The masked forms with an all-ones mask: the plain unpacks and shuffles pass GCC 12 an
+// undefined operand that -Wuninitialized reports.
+inline __m512 unpack_lo_ps(__m512 a, __m512 b) { return _mm512_mask_unpacklo_ps(a, 0xffff, a, b); }
+inline __m512 unpack_hi_ps(__m512 a, __m512 b) { return _mm512_mask_unpackhi_ps(a, 0xffff, a, b); }
+inline __m512 unpack_lo_pd(__m512 a, __m512 b) {
+  const __m512d x = _mm512_castps_pd(a);
+  return _mm512_castpd_ps(_mm512_mask_unpacklo_pd(x, 0xff, x, _mm512_castps_pd(b)));
+}
+inline __m512 unpack_hi_pd(__m512 a, __m512 b) {
+  const __m512d x = _mm512_castps_pd(a);
+  return _mm512_castpd_ps(_mm512_mask_unpackhi_pd(x, 0xff, x, _mm512_castps_pd(b)));
+}
+template <int kLanes>
+inline __m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_mask_shuffle_f32x4(a, 0xffff, a, b, kLanes); }
+}  // namespace transpose_detail
+
+inline void transpose_16x16(__m512 (&r)[16]) {
+  using namespace transpose_detail;
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {  // interleave pairs of rows: 1-float granules
+    t[i] = unpack_lo_ps(r[i], r[i + 1]);
+    t[i + 1] = unpack_hi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // 2-float granules
+    r[i] = unpack_lo_pd(t[i], t[i + 2]);
+    r[i + 1] = unpack_hi_pd(t[i], t[i + 2]);
+    r[i + 2] = unpack_lo_pd(t[i + 1], t[i + 3]);
+    r[i + 3] = unpack_hi_pd(t[i + 1], t[i + 3]);
+  }
+  for (int h = 0; h < 16; h += 8)  // 128-bit lanes
+    for (int i = 0; i < 4; ++i) {
+      t[h + i] = shuffle_lanes<0x88>(r[h + i], r[h + i + 4]);
+      t[h + i + 4] = shuffle_lanes<0xdd>(r[h + i], r[h + i + 4]);
+    }
+  for (int i = 0; i < 8; ++i) {  // 256-bit halves
+    r[i] = shuffle_lanes<0x88>(t[i], t[i + 8]);
+    r[i + 8] = shuffle_lanes<0xdd>(t[i], t[i + 8]);
+  }
+}
+#endif
 
 // One image in NCHWc with its spatial padding materialised as zeros, so a convolution reading it
 // needs no bounds checks: every tap of every output pixel lands inside the padded image.
@@ -30,6 +84,20 @@ struct PaddedBlockedImage {
   std::int64_t elems() const { return channel_blocks() * block_stride(); }
 };
 
+// The padded NCHWc copy of a convolution's input image: every tap of every output pixel inside it.
+inline PaddedBlockedImage padded_input_image(const ConvProblem& p, std::int64_t block) {
+  return {.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = block};
+}
+
+// Weights packed once in plan for kernels that load `block` outputs' weights as one aligned vector:
+// PyTorch's [outs][inner] (inner = C/groups x R x S) -> [outs/block][inner][block], the last block's
+// missing outputs padded with zero weights (computed, never stored).
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_weights(std::span<const float> weight, std::int64_t outs,
+                                                                   std::int64_t block);
+// The biases padded the same way, zeros where there are none.
+std::unique_ptr<float[], detail::AlignedFree> pack_blocked_bias(std::span<const float> bias, std::int64_t outs,
+                                                                std::int64_t block);
+
 // Writes padded row `padded_row` (all channel blocks, borders included) of `image` from the
 // NCHW image `nchw` (channels x height x width floats). Row-wise so callers can split an image
 // between threads by rows, the same way they split the convolution that reads it.
@@ -41,6 +109,12 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
 inline float* aligned_workspace(void* workspace) {
   const auto address = reinterpret_cast<std::uintptr_t>(workspace);
   return reinterpret_cast<float*>((address + 63) & ~std::uintptr_t{63});
+}
+
+// The workspace of for_each_blocked_image: a copy per thread (whole_images) or one shared, reused
+// image after image so it stays in cache, + alignment slack for aligned_workspace.
+inline std::size_t blocked_copies_bytes(const PaddedBlockedImage& image, bool whole_images, int threads) {
+  return static_cast<std::size_t>((whole_images ? threads : 1) * image.elems()) * sizeof(float) + Tensor::kAlignment;
 }
 
 // Whether a batch shares out between `threads` in whole images: evenly, or nearly (many images).

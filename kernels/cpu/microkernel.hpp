@@ -16,6 +16,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/common/kernel.hpp"
+#include "kernels/cpu/layout.hpp"
 
 namespace convlab::cpu {
 
@@ -35,6 +36,19 @@ struct TileGeometry {
   std::int64_t in_pixel;         // one output pixel further
   std::int64_t w_block_stride;   // between output-channel blocks of the packed weights
 };
+
+// A tile's strides over `image`, a padded NCHWc copy of p's input (padded_input_image).
+inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage& image, std::int64_t channels,
+                                  std::int64_t w_block_stride) {
+  return {.channels = channels,
+          .r = p.r,
+          .s = p.s,
+          .in_block_stride = image.block_stride(),
+          .in_tap_row = (p.dilation_h + 1) * image.row_stride(),
+          .in_tap_col = (p.dilation_w + 1) * image.block,
+          .in_pixel = p.stride_w * image.block,
+          .w_block_stride = w_block_stride};
+}
 
 // acc[kb][x] = sum over c, r, s of in(x; c, r, s) * w[kb](c, r, s), weights packed as
 // [K/block][C][R][S][block]. Summed in the fixed order c, r, s. kUnitStride makes the pixel step
@@ -73,8 +87,8 @@ constexpr auto tile_table(Make make) {
 // Splits `count` pixels into equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles
 // plus a thin tail: a thin tile has too few accumulators to hide the FMA latency.
 template <class Fn>
-inline void for_each_tile(std::int64_t count, Fn&& fn) {
-  const std::int64_t tiles = (count + kMaxTile - 1) / kMaxTile;
+inline void for_each_tile(std::int64_t count, Fn&& fn, int max_tile = kMaxTile) {
+  const std::int64_t tiles = (count + max_tile - 1) / max_tile;
   for (std::int64_t t = 0, x0 = 0; t < tiles; ++t) {
     const std::int64_t width = count / tiles + (t < count % tiles ? 1 : 0);
     fn(x0, static_cast<int>(width));
@@ -89,6 +103,34 @@ inline Vec activate_vec(Activation a, Vec v) {
   const Vec zero(0.0f), six(6.0f);
   v = xsimd::select(v > zero, v, zero);
   return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
+}
+
+// A tile's epilogue for one block of `block` channels x kTile pixels of one output row: bias and
+// activation on the vectors, then into NCHW through a transpose (no blocked output buffer, no
+// second pass). With AVX-512 in registers, one masked store per channel; otherwise through L1,
+// one scalar copy per output. `channels`: how many of the block's channels are real (the rest,
+// zero-weight padding, are computed but never stored).
+template <int kTile>
+inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, float* out,
+                            std::int64_t channel_stride, std::int64_t channels) {
+  channels = std::min(channels, kBlock);
+#if defined(__AVX512F__)
+  if constexpr (kBlock == 16) {
+    __m512 r[16];
+    for (int x = 0; x < kTile; ++x) r[x] = activate_vec(act, acc[x] + bias);
+    for (int x = kTile; x < 16; ++x) r[x] = _mm512_setzero_ps();
+    transpose_16x16(r);
+    for (std::int64_t c = 0; c < channels; ++c)
+      _mm512_mask_storeu_ps(out + c * channel_stride, static_cast<__mmask16>((1u << kTile) - 1), r[c]);
+    return;
+  }
+#endif
+  alignas(64) float pixels[kTile][kBlock];
+  for (int x = 0; x < kTile; ++x) activate_vec(act, acc[x] + bias).store_aligned(pixels[x]);
+  for (std::int64_t c = 0; c < channels; ++c) {
+    float* o = out + c * channel_stride;
+    for (int x = 0; x < kTile; ++x) o[x] = pixels[x][c];
+  }
 }
 
 }  // namespace convlab::cpu
