@@ -109,6 +109,8 @@ int write_results(const std::string& json, const std::string& csv, const Environ
     write_file_atomically(csv, rows);
   }
   for (const Result& r : results)
+    if (r.status == ResultStatus::invalid) return kExitValidationFailed;
+  for (const Result& r : results)
     if (r.status != ResultStatus::ok) return kExitPartial;
   return kExitOk;
 }

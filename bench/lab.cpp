@@ -2,10 +2,14 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <new>
 
 #include <fmt/format.h>
 
+#include "bench/tolerance.hpp"
+#include "bench/validate.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
@@ -42,6 +46,28 @@ std::unique_ptr<Device> make_device(Backend backend) {
       return nullptr;
   }
   return nullptr;
+}
+
+std::string differs_from_reference(const Network& net, NetworkPlan& plan, double error_scale) {
+  plan.forward();
+  NetworkPlan reference(net, plan.batch(), KernelSelection{.default_kernel = "cpu.00_reference"});
+  std::copy(plan.input().span().begin(), plan.input().span().end(), reference.input().span().begin());
+  reference.forward();
+  const Tolerance tolerance = tolerance_for(error_scale);
+  for (std::size_t i = 0; i < net.layers().size(); ++i) {
+    const auto got = plan.activation(static_cast<int>(i)).span(), want = reference.activation(static_cast<int>(i)).span();
+    const LayerComparison c = compare_layer(net.layers()[i].name, got, want, tolerance);
+    if (c.pass) continue;
+    if (std::any_of(got.begin(), got.end(), [](float v) { return !std::isfinite(v); }))
+      return fmt::format("INVALID: layer {} outputs NaN or Inf{}", c.layer,
+                         std::all_of(want.begin(), want.end(), [](float v) { return std::isfinite(v); })
+                             ? " (the oracle's are finite: the kernel is at fault)"
+                             : " (so do the oracle's: the input or the weights are)");
+    return fmt::format("INVALID: layer {} differs from cpu.00_reference: normalised error {:.2g} (tolerance {:.2g}), "
+                       "max abs {:.2g} (tolerance {:.2g})",
+                       c.layer, c.normalised, tolerance.normalised, c.max_abs, tolerance.peak_fraction * c.peak);
+  }
+  return {};
 }
 
 std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result) {
@@ -84,6 +110,11 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
         if (!r.measurement.device_samples_ms.empty())
           r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
         if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
+        if (id != "cpu.00_reference")
+          if (std::string why = differs_from_reference(net, plan, find_kernel(id)->error_scale); !why.empty()) {
+            r.status = ResultStatus::invalid;
+            r.error = std::move(why);
+          }
       } catch (const std::bad_alloc&) {
         r.status = ResultStatus::out_of_memory;
         r.error = fmt::format("out of memory at batch {}", batch);

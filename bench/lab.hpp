@@ -32,7 +32,16 @@ std::vector<std::string> kernels_for_model(const std::string& model, Backend bac
 // The harness's device for a backend; nullptr when it is not available here.
 std::unique_ptr<Device> make_device(Backend backend);
 
-// Measures every kernel x batch. A batch that does not fit in memory becomes an out_of_memory
+// Runs `plan` once more on its input and the oracle on the same input; empty when every layer
+// output matches within the tolerance of a kernel with `error_scale` (bench/tolerance.hpp),
+// otherwise the first layer that differs and by how much, or that its values are not finite.
+// (It runs the forward itself: what ran last, e.g. layout-change timing, may have left the
+// activation buffers holding anything.)
+std::string differs_from_reference(const Network& net, NetworkPlan& plan, double error_scale);
+
+// Measures every kernel x batch; each kernel's outputs from its timed runs are then compared
+// with the oracle's on the same input, and a kernel that differs is reported INVALID, without
+// its timings. A batch that does not fit in memory becomes an out_of_memory
 // result and the run goes on. on_result sees each result as soon as it is measured.
 // Throws InputError for an unknown model, an unknown or unsupporting kernel.
 std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result = {});

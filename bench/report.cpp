@@ -11,7 +11,12 @@
 namespace convlab {
 
 std::string_view to_string(ResultStatus status) {
-  return status == ResultStatus::ok ? "ok" : "out_of_memory";
+  switch (status) {
+    case ResultStatus::ok: return "ok";
+    case ResultStatus::out_of_memory: return "out_of_memory";
+    case ResultStatus::invalid: return "invalid";
+  }
+  return "?";
 }
 
 std::vector<std::string> Result::flags() const {

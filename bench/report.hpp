@@ -19,7 +19,9 @@ namespace convlab {
 
 inline constexpr const char* kSchema = "convlab/1";
 
-enum class ResultStatus { ok, out_of_memory };
+// invalid: the kernel's outputs differ from the oracle's (or are not finite); its timings are
+// never reported.
+enum class ResultStatus { ok, out_of_memory, invalid };
 std::string_view to_string(ResultStatus status);
 
 // How far a kernel's output is from the oracle's on the same input.

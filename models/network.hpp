@@ -120,6 +120,7 @@ class NetworkPlan {
   void layout_changes_only();
 
   Tensor& input() { return input_; }
+  const Tensor& input() const { return input_; }
   const Tensor& output() const { return activations_.back(); }
   const Tensor& activation(int layer) const { return activations_.at(layer); }
   std::int64_t batch() const { return batch_; }
