@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -212,5 +213,37 @@ TEST_CASE("kernels: the registry is well formed") {
     }
     CHECK(!k.summary.empty());
     CHECK(find_kernel(k.id) == &k);  // ids are unique
+  }
+}
+
+TEST_CASE("kernels: NaN passes through every kernel's activation, as through PyTorch's") {
+  // One NaN input pixel: every output that reads it must be NaN, whatever the activation; a ReLU
+  // that turned NaN into 0 would hide a broken input or kernel. Kernels that compute each output
+  // on its own (error_scale 1) make no other output NaN; Winograd's tile transforms multiply the
+  // NaN by zero coefficients too, so it may spread within its output tile. Baselines are not
+  // ours to fix (oneDNN's ReLU post-op maps NaN to 0).
+  const ConvProblem p = parse_problem("mb1ic3ih9oc20oh9kh3ph1");
+  auto in = test::random_values(p.input_elems(), 7);
+  in[4 * 9 + 4] = std::numeric_limits<float>::quiet_NaN();  // channel 0, pixel (4, 4)
+  const auto w = test::random_values(p.weight_elems(), 8);
+  const auto b = test::random_values(p.k, 9);
+  for (const KernelInfo& kernel : all_kernels()) {
+    if (kernel.baseline || !backend_status(kernel.backend).available || !kernel.supports(p)) continue;
+    for (Activation activation : {Activation::relu, Activation::relu6}) {
+      CAPTURE(kernel.id);
+      CAPTURE(to_string(activation));
+      const auto out = test::run_kernel(kernel, p, in, w, b, activation);
+      std::size_t hidden = 0, spread = 0;
+      for (std::int64_t k = 0; k < p.k; ++k)
+        for (std::int64_t y = 0; y < 9; ++y)
+          for (std::int64_t x = 0; x < 9; ++x) {
+            const bool reads_nan = std::abs(y - 4) <= 1 && std::abs(x - 4) <= 1;
+            const bool is_nan = std::isnan(out[(k * 9 + y) * 9 + x]);
+            hidden += reads_nan && !is_nan;
+            spread += !reads_nan && is_nan;
+          }
+      CHECK(hidden == 0);
+      if (kernel.error_scale == 1.0) CHECK(spread == 0);
+    }
   }
 }

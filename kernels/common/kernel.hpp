@@ -26,11 +26,12 @@ struct Epilogue {
   Activation activation = Activation::none;
 };
 
-// The scalar definition every kernel's epilogue must match (SIMD kernels use min/max the same way).
+// The scalar definition every kernel's epilogue must match. Like PyTorch's, it lets NaN through
+// (NaN < 0 and NaN > 6 are false), so a broken input or kernel is never hidden behind a ReLU.
 template <typename T>
 constexpr T activate(Activation a, T x) {
   if (a == Activation::none) return x;
-  x = x > T(0) ? x : T(0);
+  x = x < T(0) ? T(0) : x;
   return a == Activation::relu6 && x > T(6) ? T(6) : x;
 }
 

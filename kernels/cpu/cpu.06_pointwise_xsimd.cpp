@@ -37,12 +37,12 @@
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
+#include "kernels/cpu/microkernel.hpp"  // Vec, activate_vec
 
 namespace convlab::cpu {
 
 namespace {
 
-using Vec = xsimd::batch<float>;
 constexpr std::int64_t kLanes = Vec::size;
 constexpr std::int64_t kMr = 6;                // output rows (channels) per register tile
 constexpr std::int64_t kNv = 2;                // SIMD vectors per tile row
@@ -50,12 +50,6 @@ constexpr std::int64_t kNr = kNv * kLanes;     // output columns (pixels) per re
 constexpr std::int64_t kKc = 128;              // input channels per cache block
 constexpr std::int64_t kColBlock = 8 * kNr;    // pixels per parallel task
 constexpr std::int64_t kRowBlock = 16 * kMr;   // output channels per parallel task
-
-Vec activate_vec(Activation a, Vec x) {
-  if (a == Activation::none) return x;
-  x = xsimd::max(x, Vec(0.0f));
-  return a == Activation::relu6 ? xsimd::min(x, Vec(6.0f)) : x;
-}
 
 // Where a tile's accumulators start and end: `first` block starts from the bias, later blocks from
 // the partial sums already in the output; the `last` block applies the activation.

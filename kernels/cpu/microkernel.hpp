@@ -96,12 +96,13 @@ inline void for_each_tile(std::int64_t count, Fn&& fn, int max_tile = kMaxTile) 
   }
 }
 
-// activate() on a vector, with the same comparisons (select, not max/min: identical for NaN, and
-// GCC 12 warns about the undefined operand inside _mm512_max_ps).
+// activate() on a vector, with the same comparisons, so NaN passes through as it does there
+// (select, not max/min: max_ps returns its second operand for NaN, and GCC 12 warns about the
+// undefined operand inside _mm512_max_ps).
 inline Vec activate_vec(Activation a, Vec v) {
   if (a == Activation::none) return v;
   const Vec zero(0.0f), six(6.0f);
-  v = xsimd::select(v > zero, v, zero);
+  v = xsimd::select(v < zero, zero, v);
   return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
 }
 
