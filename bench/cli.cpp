@@ -1,14 +1,12 @@
 #include "bench/cli.hpp"
 
-#include <omp.h>
-
-#include <charconv>
 #include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/cli_args.hpp"
 #include "bench/conv_bench.hpp"
 #include "bench/lab.hpp"
 #include "bench/validate_command.hpp"
@@ -37,47 +35,6 @@ struct RunOptions {
   std::string json, csv;
   bool explain = false;
 };
-
-std::vector<std::string> split(const std::string& text, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i)
-    if (i == text.size() || text[i] == sep) {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  return parts;
-}
-
-std::vector<std::int64_t> parse_batches(const std::string& list) {
-  std::vector<std::int64_t> batches;
-  for (const std::string& item : split(list, ',')) {
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1)
-      throw InputError(fmt::format("--batch: '{}' is not a positive integer (e.g. --batch 1,32)", item));
-    batches.push_back(v);
-  }
-  return batches;
-}
-
-Backend parse_backend(const std::string& name) {
-  for (Backend b : {Backend::cpu, Backend::cuda, Backend::metal})
-    if (to_string(b) == name) return b;
-  throw InputError(fmt::format("--backend: unknown backend '{}' (choices: cpu, cuda, metal)", name));
-}
-
-std::string kernel_choices(Backend backend) {
-  std::string ids;
-  for (const KernelInfo& k : all_kernels())
-    if (k.backend == backend) ids += (ids.empty() ? "" : ", ") + std::string(k.id);
-  return ids.empty() ? "none built" : ids + ", all";
-}
-
-void set_threads(int threads) {
-  if (threads < 0) throw InputError(fmt::format("--threads: {} is not a positive integer", threads));
-  if (threads > 0) omp_set_num_threads(threads);
-}
 
 void print_flag_legend() {
   fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
@@ -121,12 +78,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   if (o.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", o.trials));
   set_threads(o.threads);
   LabConfig config;
-  config.model = o.model;
-  if (find_model(o.model) == nullptr) {
-    std::string names;
-    for (const ModelInfo& m : all_models()) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    throw InputError(fmt::format("--model: unknown model '{}' (choices: {})", o.model, names));
-  }
+  config.model = parse_model(o.model).name;
   config.backend = parse_backend(o.backend);
   config.batches = parse_batches(o.batches);
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
@@ -137,10 +89,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   if (o.kernels == "all") {
     config.kernels = kernels_for_model(o.model, config.backend);
   } else {
-    config.kernels = split(o.kernels, ',');
-    for (const std::string& id : config.kernels)
-      if (find_kernel(id) == nullptr)
-        throw InputError(fmt::format("--kernel: unknown kernel '{}' (choices: {})", id, kernel_choices(config.backend)));
+    config.kernels = parse_kernel_ids(o.kernels, config.backend);
   }
   if (const BackendStatus status = backend_status(config.backend); !status.available) {
     fmt::print(stderr, "convlab: skipping backend {}: {}\n", o.backend, status.detail);
@@ -151,7 +100,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     return kExitOk;
   }
   // A bad weights file fails now, before the environment and the table are printed.
-  if (!o.weights.empty()) load_network(*find_model(o.model), o.weights);
+  if (!o.weights.empty()) load_network(parse_model(o.model), o.weights);
   check_writable(o.json, o.csv);
   const Environment env = collect_environment();
   const Peak peak = print_context(env);
@@ -211,10 +160,7 @@ int conv_command(const ConvOptions& o) {
                                       : std::vector<NamedProblem>{{parse_problem(o.problem), ""}};
   if (!o.batches.empty()) config.batches = parse_batches(o.batches);
   if (o.kernels != "all") {
-    config.kernels = split(o.kernels, ',');
-    for (const std::string& id : config.kernels)
-      if (find_kernel(id) == nullptr)
-        throw InputError(fmt::format("--kernel: unknown kernel '{}' (choices: {})", id, kernel_choices(Backend::cpu)));
+    config.kernels = parse_kernel_ids(o.kernels, Backend::cpu);
   }
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
   config.method = parse_percentile_method(o.percentile);

@@ -17,18 +17,6 @@
 
 namespace convlab {
 
-namespace {
-const ModelInfo& model_or_throw(const std::string& name) {
-  const ModelInfo* m = find_model(name);
-  if (m == nullptr) {
-    std::string choices;
-    for (const ModelInfo& info : all_models()) choices += (choices.empty() ? "" : ", ") + std::string(info.name);
-    throw InputError(fmt::format("unknown model '{}' (choices: {})", name, choices));
-  }
-  return *m;
-}
-}  // namespace
-
 std::vector<std::string> kernels_for_model(const std::string& model, Backend backend) {
   const Network net = model_or_throw(model).build(seeded_weights(1));
   std::vector<std::string> ids;

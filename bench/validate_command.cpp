@@ -1,13 +1,12 @@
 #include "bench/validate_command.hpp"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "bench/cli.hpp"
+#include "bench/cli_args.hpp"
 #include "bench/report.hpp"
 #include "bench/validate.hpp"
 #include "kernels/common/backends.hpp"
@@ -31,21 +30,11 @@ CLI::App* add_validate_command(CLI::App& app, ValidateOptions& o) {
 }
 
 int run_validate(const ValidateOptions& o) {
-  if (o.threads < 0) throw InputError(fmt::format("--threads: {} is not a positive integer", o.threads));
-  if (o.threads > 0) omp_set_num_threads(o.threads);
-  const ModelInfo* model = find_model(o.model);
-  if (model == nullptr) {
-    std::string names;
-    for (const ModelInfo& m : all_models()) names += (names.empty() ? "" : ", ") + std::string(m.name);
-    throw InputError(fmt::format("--model: unknown model '{}' (choices: {})", o.model, names));
-  }
-  Backend backend = Backend::cpu;
-  if (o.backend == "cuda") backend = Backend::cuda;
-  else if (o.backend == "metal") backend = Backend::metal;
-  else if (o.backend != "cpu")
-    throw InputError(fmt::format("--backend: unknown backend '{}' (choices: cpu, cuda, metal)", o.backend));
+  set_threads(o.threads);
+  const ModelInfo& model = parse_model(o.model);
+  const Backend backend = parse_backend(o.backend);
 
-  const Network net = load_network(*model, o.weights);
+  const Network net = load_network(model, o.weights);
   const TensorFile input = read_safetensors(o.input), expect = read_safetensors(o.expect);
   check_reference(net, input, expect);
   const std::vector<std::string> covering = kernels_covering(net, backend);
@@ -53,16 +42,8 @@ int run_validate(const ValidateOptions& o) {
   if (o.kernels == "all") {
     kernels = covering;
   } else {
-    std::size_t start = 0;
-    for (std::size_t i = 0; i <= o.kernels.size(); ++i)
-      if (i == o.kernels.size() || o.kernels[i] == ',') {
-        kernels.push_back(o.kernels.substr(start, i - start));
-        start = i + 1;
-      }
+    kernels = parse_kernel_ids(o.kernels, backend);
     for (const std::string& id : kernels) {
-      const KernelInfo* k = find_kernel(id);
-      if (k == nullptr || k->backend != backend)
-        throw InputError(fmt::format("--kernel: unknown {} kernel '{}' (see `convlab kernels`)", o.backend, id));
       if (std::ranges::find(covering, id) == covering.end())
         throw InputError(fmt::format("--kernel: {} supports no conv layer of {}", id, o.model));
     }

@@ -1,5 +1,9 @@
 #include "models/catalog.hpp"
 
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
 namespace convlab {
 
 namespace {
@@ -20,6 +24,13 @@ const ModelInfo* find_model(std::string_view name) {
   for (const ModelInfo& m : kModels)
     if (m.name == name) return &m;
   return nullptr;
+}
+
+const ModelInfo& model_or_throw(std::string_view name) {
+  if (const ModelInfo* m = find_model(name)) return *m;
+  std::string choices;
+  for (const ModelInfo& info : kModels) choices += (choices.empty() ? "" : ", ") + std::string(info.name);
+  throw InputError(fmt::format("unknown model '{}' (choices: {})", name, choices));
 }
 
 }  // namespace convlab

@@ -16,6 +16,8 @@ struct ModelInfo {
 
 std::span<const ModelInfo> all_models();
 const ModelInfo* find_model(std::string_view name);  // nullptr when unknown
+// Throws InputError "unknown model 'x' (choices: ...)" when unknown.
+const ModelInfo& model_or_throw(std::string_view name);
 
 // Builders (one file each).
 Network build_lab_cnn(WeightSource weights);
