@@ -1,0 +1,138 @@
+// The shim every CUDA kernel source includes first. Under nvcc it is CUDA itself; in a plain C++
+// build it turns the same source into functions that the emulator (kernels/simt/emulator.hpp)
+// runs on the CPU, one fiber per GPU thread. README.md says what is and is not emulated.
+#pragma once
+
+#include "kernels/simt/launch_config.hpp"
+
+#if defined(__CUDACC__)
+
+#define CONVLAB_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+
+#else  // the emulator
+
+#include <bit>
+#include <cstdint>
+#include <source_location>
+#include <type_traits>
+
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#if !defined(__GNUC__)  // GCC and Clang know __restrict__ already
+#define __restrict__ __restrict
+#endif
+// A block's fibers all run on one OS thread, so static storage serves as shared memory. The
+// linker gathers these statics into one section that the emulator poisons before every block
+// (kernels/simt/shared.ld; README.md, "Shared memory").
+#define __shared__ static
+#define CONVLAB_DYNAMIC_SHARED(type, name) \
+  type* const name = static_cast<type*>(::convlab::simt::detail::dynamic_shared())
+
+namespace convlab::simt::detail {
+
+struct BuiltinVars {
+  uint3 thread_idx;
+  uint3 block_idx;
+  dim3 block_dim;
+  dim3 grid_dim;
+};
+// The running GPU thread's built-ins: the scheduler points this at a fiber before resuming it.
+inline thread_local const BuiltinVars* current_vars = nullptr;
+
+void* dynamic_shared();
+
+enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all };
+// Every warp op is one rendezvous: the calling fiber posts `value` and waits for its warp.
+std::uint64_t warp_op(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg, int width,
+                      const std::source_location& site);
+unsigned active_mask();
+
+struct BarrierResult {
+  int count;    // arrived threads whose predicate was non-zero
+  int arrived;  // live threads of the block
+};
+BarrierResult block_barrier(int predicate, const std::source_location& site);
+
+template <class T>
+concept WarpValue = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8);
+
+template <WarpValue T>
+T shuffle(WarpOp op, unsigned mask, T v, int arg, int width, const std::source_location& site) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  const std::uint64_t out = warp_op(op, mask, std::bit_cast<Bits>(v), arg, width, site);
+  return std::bit_cast<T>(static_cast<Bits>(out));
+}
+
+}  // namespace convlab::simt::detail
+
+#define threadIdx (::convlab::simt::detail::current_vars->thread_idx)
+#define blockIdx (::convlab::simt::detail::current_vars->block_idx)
+#define blockDim (::convlab::simt::detail::current_vars->block_dim)
+#define gridDim (::convlab::simt::detail::current_vars->grid_dim)
+inline constexpr int warpSize = 32;
+
+// Barriers. The call site is recorded so that divergent barriers are reported by file:line.
+inline void __syncthreads(std::source_location site = std::source_location::current()) {
+  convlab::simt::detail::block_barrier(1, site);
+}
+inline int __syncthreads_count(int predicate, std::source_location site = std::source_location::current()) {
+  return convlab::simt::detail::block_barrier(predicate, site).count;
+}
+inline int __syncthreads_and(int predicate, std::source_location site = std::source_location::current()) {
+  const auto r = convlab::simt::detail::block_barrier(predicate, site);
+  return r.count == r.arrived;
+}
+inline int __syncthreads_or(int predicate, std::source_location site = std::source_location::current()) {
+  return convlab::simt::detail::block_barrier(predicate, site).count != 0;
+}
+inline void __syncwarp(unsigned mask = 0xffffffffu, std::source_location site = std::source_location::current()) {
+  convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::sync, mask, 0, 0, warpSize, site);
+}
+// One OS thread runs every fiber, so there is nothing to order: fences are no-ops.
+inline void __threadfence() {}
+inline void __threadfence_block() {}
+
+// Warp shuffles and votes, for 4- and 8-byte arithmetic types (int, unsigned, float, ...).
+template <convlab::simt::detail::WarpValue T>
+T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize,
+              std::source_location site = std::source_location::current()) {
+  return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_idx, mask, var, src_lane, width, site);
+}
+template <convlab::simt::detail::WarpValue T>
+T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
+                 std::source_location site = std::source_location::current()) {
+  return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_up, mask, var, static_cast<int>(delta),
+                                        width, site);
+}
+template <convlab::simt::detail::WarpValue T>
+T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
+                   std::source_location site = std::source_location::current()) {
+  return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_down, mask, var,
+                                        static_cast<int>(delta), width, site);
+}
+template <convlab::simt::detail::WarpValue T>
+T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize,
+                  std::source_location site = std::source_location::current()) {
+  return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_xor, mask, var, lane_mask, width, site);
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+  return static_cast<unsigned>(
+      convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::ballot, mask, predicate != 0, 0, warpSize, site));
+}
+inline int __any_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+  return static_cast<int>(
+      convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::any, mask, predicate != 0, 0, warpSize, site));
+}
+inline int __all_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+  return static_cast<int>(
+      convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::all, mask, predicate != 0, 0, warpSize, site));
+}
+inline unsigned __activemask() { return convlab::simt::detail::active_mask(); }
+
+#include "kernels/simt/intrinsics.hpp"
+
+#endif  // __CUDACC__
