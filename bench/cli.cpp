@@ -34,6 +34,7 @@ struct RunOptions {
   bool per_layer = false;
   std::string json, csv;
   bool explain = false;
+  bool cuda_graph = false;
 };
 
 void print_flag_legend() {
@@ -86,6 +87,8 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   config.seed = o.seed;
   config.weights = o.weights;
   config.per_layer = o.per_layer;
+  config.cuda_graph = o.cuda_graph;
+  if (o.cuda_graph && config.backend != Backend::cuda) throw InputError("--cuda-graph applies to --backend cuda only");
   if (o.kernels == "all") {
     config.kernels = kernels_for_model(o.model, config.backend);
   } else {
@@ -139,6 +142,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
 
 struct ConvOptions {
   std::string problem, problems_file;
+  std::string backend = "cpu";
   std::string batches;  // empty: each descriptor's mb
   std::string kernels = "all";
   int warmup = 10;
@@ -159,8 +163,11 @@ int conv_command(const ConvOptions& o) {
   config.problems = o.problem.empty() ? read_problems(o.problems_file)
                                       : std::vector<NamedProblem>{{parse_problem(o.problem), ""}};
   if (!o.batches.empty()) config.batches = parse_batches(o.batches);
-  if (o.kernels != "all") {
-    config.kernels = parse_kernel_ids(o.kernels, Backend::cpu);
+  config.backend = parse_backend(o.backend);
+  if (o.kernels != "all") config.kernels = parse_kernel_ids(o.kernels, config.backend);
+  if (const BackendStatus status = backend_status(config.backend); !status.available) {
+    fmt::print(stderr, "convlab: skipping backend {}: {}\n", o.backend, status.detail);
+    return kExitOk;
   }
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
   config.method = parse_percentile_method(o.percentile);
@@ -206,11 +213,12 @@ int peak_command(int threads) {
 }
 
 int list_kernels() {
-  fmt::print("{:<24} {:<7} {:<9} {:<10} {:<14} {}\n", "id", "backend", "kind", "available", "deterministic", "summary");
+  fmt::print("{:<24} {:<7} {:<9} {:<12} {:<14} {}\n", "id", "backend", "kind", "available", "deterministic", "summary");
   for (const KernelInfo& k : all_kernels()) {
     const BackendStatus status = backend_status(k.backend);
-    fmt::print("{:<24} {:<7} {:<9} {:<10} {:<14} {}\n", k.id, to_string(k.backend), k.baseline ? "baseline" : "ours",
-               status.available ? "yes" : "no", k.deterministic ? "yes" : "no", k.summary);
+    const char* available = status.available ? "yes" : k.backend == Backend::metal ? "needs macOS" : "no device";
+    fmt::print("{:<24} {:<7} {:<9} {:<12} {:<14} {}\n", k.id, to_string(k.backend), k.baseline ? "baseline" : "ours",
+               available, k.deterministic ? "yes" : "no", k.summary);
   }
   for (Backend b : {Backend::cuda, Backend::metal})
     if (const BackendStatus s = backend_status(b); !s.available) fmt::print("{}: {}\n", to_string(b), s.detail);
@@ -257,7 +265,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_flag("--per-layer", o.per_layer, "Also time each layer: median and share of the forward pass");
   cmd.add_option("--json", o.json, "Write results as JSON (schema convlab/1)");
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
-  cmd.add_flag("--explain", o.explain, "Print what cpu.auto chose for each layer, and the timings behind it");
+  cmd.add_flag("--explain", o.explain, "Print what cpu.auto / cuda.auto chose for each layer (and why)");
+  cmd.add_flag("--cuda-graph", o.cuda_graph, "CUDA: also time the forward captured once as a CUDA Graph and replayed");
 }
 
 }  // namespace
@@ -287,7 +296,9 @@ int run_cli(int argc, char** argv) {
   conv->add_option("--problem", conv_options.problem, "A benchdnn descriptor, e.g. mb32ic64ih56oc64oh56kh3ph1");
   conv->add_option("--problems", conv_options.problems_file, "A file of descriptors, one per line, role after it");
   conv->add_option("--batch", conv_options.batches, "Batch sizes overriding the descriptors' mb, comma-separated");
-  conv->add_option("--kernel", conv_options.kernels, "Kernel id(s), comma-separated, or all")->capture_default_str();
+  conv->add_option("--backend", conv_options.backend, "cpu or cuda: whose kernels run")->capture_default_str();
+  conv->add_option("--kernel", conv_options.kernels, "Kernel id(s) of that backend, comma-separated, or all")
+      ->capture_default_str();
   conv->add_option("--warmup", conv_options.warmup, "Untimed runs before the trials")->capture_default_str();
   conv->add_option("--trials", conv_options.trials, "Timed runs per kernel")->capture_default_str();
   conv->add_option("--threads", conv_options.threads, "CPU threads (default: all cores)");

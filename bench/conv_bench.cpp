@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <new>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,10 @@
 #include "kernels/common/error.hpp"
 #include "kernels/cpu/reference.hpp"
 #include "models/network.hpp"
+#ifdef CONVLAB_WITH_CUDA
+#include "bench/gpu_lab.hpp"
+#include "kernels/cuda/cuda_runtime.hpp"
+#endif
 
 namespace convlab {
 
@@ -89,8 +94,24 @@ ErrorStats check_against_reference(const ConvProblem& p, const Buffers& b, const
 
 }  // namespace
 
+namespace {
+// Where a kernel's input and output live while it is timed: host memory for the CPU, device
+// memory (the input uploaded once) for CUDA; `result()` brings the output to the host.
+struct ConvBuffers {
+  const float* input = nullptr;
+  float* output = nullptr;
+  std::function<const float*()> result;
+};
+
+ConvBuffers host_buffers(const Buffers& b, std::unique_ptr<float[], detail::AlignedFree>& output, std::int64_t elems) {
+  output = aligned_floats(static_cast<std::size_t>(elems));
+  float* out = output.get();
+  return {b.input.data(), out, [out] { return out; }};
+}
+}  // namespace
+
 std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result) {
-  std::unique_ptr<Device> device = make_device(Backend::cpu);
+  std::unique_ptr<Device> cpu = make_device(Backend::cpu), gpu;  // gpu: made with the first CUDA kernel
   SteadyClock clock;
   std::vector<Result> results;
   for (const NamedProblem& np : config.problems) {
@@ -100,7 +121,7 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
       std::vector<std::string> ids = config.kernels;
       if (ids.empty())
         for (const KernelInfo& k : all_kernels())
-          if (k.backend == Backend::cpu && k.supports(p)) ids.emplace_back(k.id);
+          if (k.backend == config.backend && k.supports(p)) ids.emplace_back(k.id);
       for (const std::string& id : ids) {
         const KernelInfo* info = find_kernel(id);
         if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
@@ -111,18 +132,39 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
         try {
           const Buffers b = make_buffers(p, config.seed);
           auto planned = info->plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
-          auto output = aligned_floats(static_cast<std::size_t>(p.output_elems()));
           auto workspace = aligned_floats((planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
           r.model_memory = {.weights_bytes = planned->weight_bytes(),
                             .activations_bytes = static_cast<std::size_t>(p.input_elems() + p.output_elems()) * sizeof(float),
                             .workspace_bytes = planned->workspace_bytes()};
-          auto run = [&] { planned->run(b.input.data(), output.get(), workspace.get()); };
+          std::unique_ptr<float[], detail::AlignedFree> host_output;
+          ConvBuffers io = host_buffers(b, host_output, p.output_elems());
+          Device* device = cpu.get();
+#ifdef CONVLAB_WITH_CUDA
+          std::optional<cuda::DeviceBuffer> device_in, device_out;
+          if (info->backend == Backend::cuda) {  // the kernel takes device pointers
+            cuda::CudaRuntime& rt = cuda::cuda_runtime();
+            device_in.emplace(rt, b.input.size());
+            device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
+            rt.upload(device_in->data(), b.input.data(), b.input.size());
+            float* host = host_output.get();
+            io = {device_in->data(), device_out->data(), [&rt, &device_out, host] {
+                    rt.download(host, device_out->data(), device_out->size());
+                    rt.synchronize();
+                    return static_cast<const float*>(host);
+                  }};
+            if (!gpu) gpu = make_gpu_device(rt);
+            device = gpu.get();
+          }
+#endif
+          auto run = [&] { planned->run(io.input, io.output, workspace.get()); };
           run();  // the check comes before any timing
-          r.accuracy = check_against_reference(p, b, output.get());
+          r.accuracy = check_against_reference(p, b, io.result());
           r.measurement = measure(run, *device, config.protocol, clock);
           r.latency = summarize(r.measurement.samples_ms, config.method);
+          if (!r.measurement.device_samples_ms.empty())
+            r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
           if (planned->changes_layout()) {
-            auto layout = [&] { planned->run_layout_changes_only(b.input.data(), output.get(), workspace.get()); };
+            auto layout = [&] { planned->run_layout_changes_only(io.input, io.output, workspace.get()); };
             r.layout_ms = summarize(measure(layout, *device, kLayoutProtocol, clock).samples_ms).p50;
           }
         } catch (const std::bad_alloc&) {

@@ -23,7 +23,8 @@ std::vector<NamedProblem> read_problems(const std::string& path);
 struct ConvBenchConfig {
   std::vector<NamedProblem> problems;
   std::vector<std::int64_t> batches;  // empty: each descriptor's own mb
-  std::vector<std::string> kernels;   // empty: every available kernel that supports the problem
+  Backend backend = Backend::cpu;     // whose kernels run when `kernels` is empty
+  std::vector<std::string> kernels;   // empty: every available kernel of `backend` that supports the problem
   Protocol protocol;
   PercentileMethod method = PercentileMethod::linear;
   std::uint64_t seed = 1;

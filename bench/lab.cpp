@@ -8,12 +8,16 @@
 
 #include <fmt/format.h>
 
+#include "bench/gpu_lab.hpp"
 #include "bench/tolerance.hpp"
 #include "bench/validate.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
 #include "models/weight_file.hpp"
+#ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/cuda_runtime.hpp"
+#endif
 
 namespace convlab {
 
@@ -29,7 +33,12 @@ std::unique_ptr<Device> make_device(Backend backend) {
   if (!backend_status(backend).available) return nullptr;
   switch (backend) {
     case Backend::cpu: return std::make_unique<CpuDevice>();
-    case Backend::cuda:   // the CUDA device arrives with the CUDA kernels
+    case Backend::cuda:
+#ifdef CONVLAB_WITH_CUDA
+      return make_gpu_device(cuda::cuda_runtime());
+#else
+      return nullptr;
+#endif
     case Backend::metal:  // the Metal device is built on macOS only
       return nullptr;
   }
@@ -38,15 +47,29 @@ std::unique_ptr<Device> make_device(Backend backend) {
 
 std::string differs_from_reference(const Network& net, NetworkPlan& plan, double error_scale) {
   plan.forward();
-  NetworkPlan reference(net, plan.batch(), KernelSelection{.default_kernel = "cpu.00_reference"});
-  std::copy(plan.input().span().begin(), plan.input().span().end(), reference.input().span().begin());
+  return differs_from_reference(net, plan.batch(), plan.input().span(),
+                                [&plan](std::size_t i) {
+                                  const Tensor& a = plan.activation(static_cast<int>(i));
+                                  std::optional<Tensor> copy(std::in_place, a.shape());
+                                  std::ranges::copy(a.span(), copy->data());
+                                  return copy;
+                                },
+                                error_scale);
+}
+
+std::string differs_from_reference(const Network& net, std::int64_t batch, std::span<const float> input,
+                                   const std::function<std::optional<Tensor>(std::size_t)>& got, double error_scale) {
+  NetworkPlan reference(net, batch, KernelSelection{.default_kernel = "cpu.00_reference"});
+  std::ranges::copy(input, reference.input().span().begin());
   reference.forward();
   const Tolerance tolerance = tolerance_for(error_scale);
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
-    const auto got = plan.activation(static_cast<int>(i)).span(), want = reference.activation(static_cast<int>(i)).span();
-    const LayerComparison c = compare_layer(net.layers()[i].name, got, want, tolerance);
+    const std::optional<Tensor> layer = got(i);
+    if (!layer) continue;  // not stored: checked through the layer that consumed it
+    const auto out = layer->span(), want = reference.activation(static_cast<int>(i)).span();
+    const LayerComparison c = compare_layer(net.layers()[i].name, out, want, tolerance);
     if (c.pass) continue;
-    if (std::any_of(got.begin(), got.end(), [](float v) { return !std::isfinite(v); }))
+    if (std::any_of(out.begin(), out.end(), [](float v) { return !std::isfinite(v); }))
       return fmt::format("INVALID: layer {} outputs NaN or Inf{}", c.layer,
                          std::all_of(want.begin(), want.end(), [](float v) { return std::isfinite(v); })
                              ? " (the oracle's are finite: the kernel is at fault)"
@@ -73,6 +96,10 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
   if (device == nullptr)
     throw InputError(fmt::format("backend {} is not available: {}", to_string(config.backend),
                                  backend_status(config.backend).detail));
+#ifdef CONVLAB_WITH_CUDA
+  if (config.backend == Backend::cuda) return run_gpu_lab(config, net, cuda::cuda_runtime(), on_result);
+#endif
+  if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
   SteadyClock clock;
   std::vector<Result> results;
   for (const std::string& id : config.kernels) {

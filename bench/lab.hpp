@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 namespace convlab {
 
 struct LabConfig {
+  bool cuda_graph = false;  // CUDA: also capture the forward in a graph and time its replay
   std::string model = "lab-cnn";
   Backend backend = Backend::cpu;
   std::vector<std::string> kernels;  // each runs every conv layer of the model
@@ -38,6 +41,10 @@ std::unique_ptr<Device> make_device(Backend backend);
 // (It runs the forward itself: what ran last, e.g. layout-change timing, may have left the
 // activation buffers holding anything.)
 std::string differs_from_reference(const Network& net, NetworkPlan& plan, double error_scale);
+// The same judgement for any executor: `got(i)` is layer i's output on the host, or nothing for a
+// layer it does not store (a conv fused into the next add); `input` what it ran on.
+std::string differs_from_reference(const Network& net, std::int64_t batch, std::span<const float> input,
+                                   const std::function<std::optional<Tensor>(std::size_t)>& got, double error_scale);
 
 // Measures every kernel x batch; each kernel's outputs from its timed runs are then compared
 // with the oracle's on the same input, and a kernel that differs is reported INVALID, without

@@ -7,19 +7,24 @@
 namespace convlab {
 
 std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol) {
+  return profile_layers([&plan](std::span<double> ms) { plan.forward_timed(ms); }, net, plan.kernel_ids(), protocol);
+}
+
+std::vector<LayerTime> profile_layers(const std::function<void(std::span<double>)>& forward_timed, const Network& net,
+                                      const std::vector<std::string>& kernels, const Protocol& protocol) {
   const std::size_t count = net.layers().size();
   std::vector<double> one(count);
-  for (int i = 0; i < protocol.warmup; ++i) plan.forward_timed(one);
+  for (int i = 0; i < protocol.warmup; ++i) forward_timed(one);
   std::vector<std::vector<double>> samples(count, std::vector<double>(static_cast<std::size_t>(protocol.trials)));
   for (int t = 0; t < protocol.trials; ++t) {
-    plan.forward_timed(one);
+    forward_timed(one);
     for (std::size_t i = 0; i < count; ++i) samples[i][static_cast<std::size_t>(t)] = one[i];
   }
   std::vector<LayerTime> times;
   double total = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const Layer& l = net.layers()[i];
-    times.push_back({l.name, l.kind, plan.kernel_ids()[i], summarize(samples[i]).p50});
+    times.push_back({l.name, l.kind, kernels.at(i), summarize(samples[i]).p50});
     total += times.back().median_ms;
   }
   for (LayerTime& t : times) t.share = total > 0 ? t.median_ms / total : 0;

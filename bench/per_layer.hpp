@@ -5,6 +5,8 @@
 // batch 1 and which at batch 32.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,10 @@ struct LayerTime {
 };
 
 std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol);
+// The same for any executor: forward_timed fills one time per layer (GpuNetworkPlan's
+// synchronises after each layer); kernels names each conv layer's kernel (empty elsewhere).
+std::vector<LayerTime> profile_layers(const std::function<void(std::span<double>)>& forward_timed, const Network& net,
+                                      const std::vector<std::string>& kernels, const Protocol& protocol);
 std::string describe(const std::vector<LayerTime>& times);
 
 }  // namespace convlab

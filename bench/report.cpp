@@ -47,13 +47,18 @@ std::string table_header() {
 }
 
 std::string table_row(const Result& r) {
+  const std::string kernel = r.mode.empty() ? r.kernel : fmt::format("{} {}", r.kernel, r.mode);
   if (r.status != ResultStatus::ok)
-    return fmt::format("{:<24} {:>5} {}\n", r.kernel, r.batch, r.error);
-  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8.2f} {:>6.1f} {:>9.3f} {:>8.1f}  {}\n",
-                     r.kernel, r.batch, r.latency.p50, r.latency.p95,
+    return fmt::format("{:<24} {:>5} {}\n", kernel, r.batch, r.error);
+  std::string device;  // GPUs: the device's own clock, and what the host adds to it
+  if (r.device_latency)
+    device = fmt::format("{:<24}   device p50 {:.4f} ms; host - device gap {:.4f} ms (launches, synchronize)\n", "",
+                         r.device_latency->p50, r.latency.p50 - r.device_latency->p50);
+  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8.2f} {:>6.1f} {:>9.3f} {:>8.1f}  {}\n{}",
+                     kernel, r.batch, r.latency.p50, r.latency.p95,
                      r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
                      r.gflops(), r.percent_of_peak(), r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
-                     joined(r.flags(), ","));
+                     joined(r.flags(), ","), device);
 }
 
 nlohmann::json to_json(const Result& r) {
@@ -61,6 +66,7 @@ nlohmann::json to_json(const Result& r) {
   if (!r.model.empty()) j["model"] = r.model;
   if (!r.problem.empty()) j["problem"] = r.problem;
   if (!r.role.empty()) j["role"] = r.role;
+  if (!r.mode.empty()) j["mode"] = r.mode;
   j.update({
       {"kernel", r.kernel},
       {"batch", r.batch},
@@ -119,7 +125,7 @@ nlohmann::json results_document(const Environment& env, const Peak* peak, const 
 }
 
 std::string csv_header() {
-  return "model,problem,backend,kernel,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
+  return "model,problem,backend,kernel,mode,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
          "mean_ms,std_ms,min_ms,max_ms,cold_ms,per_item_ms,throughput_items_per_s,rss_before_bytes,"
          "rss_after_bytes,peak_rss_bytes,weights_bytes,activations_bytes,workspace_bytes,gflops,percent_of_peak,"
          "max_abs_error,normalised_error,flags\n";
@@ -127,8 +133,8 @@ std::string csv_header() {
 
 std::string csv_row(const Result& r) {
   const Measurement& m = r.measurement;
-  std::string row = fmt::format("{},{},{},{},{},{},{}", r.model, r.problem, r.backend, r.kernel, r.batch, r.threads,
-                                to_string(r.status));
+  std::string row = fmt::format("{},{},{},{},{},{},{},{}", r.model, r.problem, r.backend, r.kernel, r.mode, r.batch,
+                                r.threads, to_string(r.status));
   if (r.status != ResultStatus::ok) return row + std::string(25, ',') + "\n";
   const Summary& s = r.latency;
   row += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", r.protocol.warmup,

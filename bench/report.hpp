@@ -38,6 +38,7 @@ struct Result {
   std::string problem;  // the benchdnn descriptor, for a single convolution
   std::string role;     // e.g. "first layer", for a single convolution
   std::string backend, kernel;
+  std::string mode;  // GPU: "eager", "eager+transfers" or "graph" (bench/gpu_lab.hpp); empty on the CPU
   std::int64_t batch = 0;
   int threads = 0;
   ResultStatus status = ResultStatus::ok;

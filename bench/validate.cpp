@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
+#include "models/gpu_network.hpp"
 
 namespace convlab {
 
@@ -83,12 +85,15 @@ void check_reference(const Network& net, const TensorFile& input, const TensorFi
 }
 
 KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
-                                 const std::string& kernel_id) {
+                                 const std::string& kernel_id, cuda::GpuRuntime* gpu) {
   const KernelInfo* info = find_kernel(kernel_id);
   if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", kernel_id));
+  const bool on_gpu = info->backend == Backend::cuda;
+  if (on_gpu && gpu == nullptr) throw InputError(fmt::format("{} needs a CUDA runtime (device or emulator)", kernel_id));
   KernelValidation v{.kernel = kernel_id, .tolerance = tolerance_for(info->error_scale)};
   const std::int64_t batch = input.shape.at(0);
-  KernelSelection selection;  // default: the oracle, for the layers the kernel does not support
+  // The layers the kernel does not support run the backend's plainest kernel.
+  KernelSelection selection{.default_kernel = on_gpu ? "cuda.00_naive" : "cpu.00_reference"};
   for (const Layer& l : net.layers()) {
     if (l.kind != LayerKind::conv) continue;
     ++v.conv_layers;
@@ -99,16 +104,44 @@ KernelValidation validate_kernel(const Network& net, const StoredTensor& input, 
   }
   if (v.conv_layers_run == 0)
     throw InputError(fmt::format("{} supports no conv layer of {} at batch {}", kernel_id, net.name(), batch));
-  NetworkPlan plan(net, batch, selection);
-  std::copy(input.values.begin(), input.values.end(), plan.input().data());
-  plan.forward();
+
   const auto& layers = net.layers();
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    if (const auto it = expect.tensors.find(layers[i].name); it != expect.tensors.end())
-      v.layers.push_back(compare_layer(layers[i].name, plan.activation(static_cast<int>(i)).span(), it->second.values,
-                                       v.tolerance));
+  std::vector<std::optional<Tensor>> outputs(layers.size());  // every stored layer's output, on the host
+  Tensor logits_got;
+  if (on_gpu) {
+    GpuNetworkPlan plan(net, batch, selection, *gpu);
+    std::copy(input.values.begin(), input.values.end(), plan.input().data());
+    plan.upload_input();
+    plan.forward();
+    plan.download_output();
+    gpu->synchronize();
+    for (std::size_t i = 0; i < layers.size(); ++i)
+      if (plan.materialised(static_cast<int>(i))) outputs[i] = plan.download_activation(static_cast<int>(i));
+    logits_got = Tensor(plan.output().shape());
+    std::ranges::copy(plan.output().span(), logits_got.data());
+  } else {
+    NetworkPlan plan(net, batch, selection);
+    std::copy(input.values.begin(), input.values.end(), plan.input().data());
+    plan.forward();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const Tensor& a = plan.activation(static_cast<int>(i));
+      outputs[i] = Tensor(a.shape());
+      std::ranges::copy(a.span(), outputs[i]->data());
+    }
+    logits_got = Tensor(plan.output().shape());
+    std::ranges::copy(plan.output().span(), logits_got.data());
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto it = expect.tensors.find(layers[i].name);
+    if (it == expect.tensors.end()) continue;
+    if (!outputs[i]) {
+      v.not_stored.push_back(layers[i].name);
+      continue;
+    }
+    v.layers.push_back(compare_layer(layers[i].name, outputs[i]->span(), it->second.values, v.tolerance));
+  }
   const std::vector<float>& logits = expect.tensors.at("output").values;
-  v.layers.push_back(compare_layer("output", plan.output().span(), logits, v.tolerance));
+  v.layers.push_back(compare_layer("output", logits_got.span(), logits, v.tolerance));
   for (const LayerComparison& c : v.layers)
     if (!c.pass && v.first_divergent.empty()) v.first_divergent = c.layer;
 
@@ -116,7 +149,7 @@ KernelValidation validate_kernel(const Network& net, const StoredTensor& input, 
   const std::size_t classes = static_cast<std::size_t>(net.output_item().item_elems());
   v.items = batch;
   for (std::int64_t n = 0; n < batch; ++n) {
-    const std::span<const float> want(logits.data() + n * classes, classes), got(plan.output().data() + n * classes, classes);
+    const std::span<const float> want(logits.data() + n * classes, classes), got(logits_got.data() + n * classes, classes);
     const std::int64_t best = argmax(want);
     if (argmax(got) == best) {
       ++v.top1_agree;
@@ -135,8 +168,10 @@ std::string describe(const KernelValidation& v) {
   std::string s = fmt::format("{}: {}  (tolerance: normalised error <= {:.2g}, max abs <= {:.2g} x layer peak)\n",
                               v.kernel, v.pass ? "PASS" : "FAIL", v.tolerance.normalised, v.tolerance.peak_fraction);
   if (v.conv_layers_run < v.conv_layers)
-    s += fmt::format("  ran {} of the {} conv layers; cpu.00_reference ran the others\n", v.conv_layers_run,
+    s += fmt::format("  ran {} of the {} conv layers; the backend's plainest kernel ran the others\n", v.conv_layers_run,
                      v.conv_layers);
+  for (const std::string& layer : v.not_stored)
+    s += fmt::format("  {}: fused into the add after it, compared there\n", layer);
   s += fmt::format("  {:<24} {:>8} {:>11} {:>11} {:>11} {:>11}  {}\n", "layer", "elems", "max abs", "max rel",
                    "normalised", "peak", "result");
   for (const LayerComparison& c : v.layers)
@@ -155,7 +190,8 @@ nlohmann::json to_json(const KernelValidation& v) {
   return {{"kernel", v.kernel}, {"pass", v.pass}, {"conv_layers", v.conv_layers}, {"conv_layers_run", v.conv_layers_run},
           {"tolerance", {{"normalised_error", v.tolerance.normalised}, {"max_abs_over_peak", v.tolerance.peak_fraction}}},
           {"first_divergent_layer", v.first_divergent.empty() ? nlohmann::json() : nlohmann::json(v.first_divergent)},
-          {"top1_agree", v.top1_agree}, {"items", v.items}, {"top1_ok", v.top1_ok}, {"layers", layers}};
+          {"top1_agree", v.top1_agree}, {"items", v.items}, {"top1_ok", v.top1_ok}, {"layers", layers},
+          {"fused_not_stored", v.not_stored}};
 }
 
 }  // namespace convlab

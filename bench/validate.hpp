@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/tolerance.hpp"
+#include "kernels/cuda/gpu_runtime.hpp"
 #include "models/network.hpp"
 #include "models/safetensors.hpp"
 
@@ -35,6 +36,7 @@ struct KernelValidation {
   int conv_layers = 0, conv_layers_run = 0;  // the kernel ran these; cpu.00_reference the others
   Tolerance tolerance;
   std::vector<LayerComparison> layers;  // in network order, then "output"
+  std::vector<std::string> not_stored;  // GPU: convs fused into the add after them (compared there)
   std::string first_divergent;          // the first layer that fails; empty when none
   std::int64_t items = 0, top1_agree = 0;
   bool top1_ok = true;  // every disagreement is a near tie of the reference
@@ -42,11 +44,13 @@ struct KernelValidation {
 };
 
 // Runs `net` on `input` (N x C x H x W) and compares each layer that `expect` holds. `kernel_id`
-// runs every conv layer it supports and cpu.00_reference the others, so that a kernel made for
-// one kind of layer (depthwise, 1x1) is validated inside real networks too. Throws InputError
-// when the kernel supports no conv layer of the network.
+// runs every conv layer it supports and the backend's simplest kernel the others (cpu.00_reference,
+// cuda.00_naive), so that a kernel made for one kind of layer (depthwise, 1x1) is validated inside
+// real networks too. CUDA kernels run on `gpu` (the device, or the CPU emulator), the whole
+// network on it. Throws InputError when the kernel supports no conv layer of the network, or a
+// CUDA kernel comes without a runtime.
 KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
-                                 const std::string& kernel_id);
+                                 const std::string& kernel_id, cuda::GpuRuntime* gpu = nullptr);
 
 // The kernels of `backend` that support at least one conv layer of `net`, in list order.
 std::vector<std::string> kernels_covering(const Network& net, Backend backend);

@@ -12,6 +12,9 @@
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"
+#ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/cuda_runtime.hpp"
+#endif
 
 namespace convlab {
 
@@ -61,9 +64,13 @@ int run_validate(const ValidateOptions& o) {
                         {"input", o.input}, {"expect", o.expect}, {"batch", input.tensors.at("input").shape[0]},
                         {"torch_version", torch == expect.metadata.end() ? "" : torch->second},
                         {"kernels", nlohmann::json::array()}};
+  cuda::GpuRuntime* gpu = nullptr;
+#ifdef CONVLAB_WITH_CUDA
+  if (backend == Backend::cuda) gpu = &cuda::cuda_runtime();  // available: checked above
+#endif
   bool all_pass = true;
   for (const std::string& id : kernels) {
-    const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id);
+    const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id, gpu);
     std::fputs((describe(v) + "\n").c_str(), stdout);
     doc["kernels"].push_back(to_json(v));
     all_pass = all_pass && v.pass;

@@ -19,7 +19,12 @@ if(NOT CONVLAB_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 does not know nvcc's C++20 flag
+    # C++20 like the rest. CMake 3.25 does not know nvcc's flag for it (nvcc 12+ has one).
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
+    set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(CONVLAB_WITH_CUDA ON)
   elseif(CONVLAB_CUDA STREQUAL "ON")

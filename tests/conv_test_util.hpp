@@ -4,8 +4,13 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/common/backends.hpp"
 #include "kernels/common/kernel.hpp"
+#include "kernels/cuda/gpu_conv.hpp"
 #include "models/network.hpp"
+#ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/cuda_runtime.hpp"
+#endif
 
 namespace convlab::test {
 
@@ -15,6 +20,54 @@ inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream
   return v;
 }
 
+// Where a test runs a kernel: CPU kernels on the host; CUDA kernels on the CPU emulator (always,
+// unless the variant needs tensor cores, which it does not model) and on the GPU when there is
+// one. Tests loop over executors(kernel, p), so a kernel is tested wherever it can run.
+struct Executor {
+  const char* name;
+  cuda::GpuRuntime* gpu = nullptr;  // null: the host
+};
+
+inline cuda::GpuRuntime& emulator() {
+  static const std::unique_ptr<cuda::GpuRuntime> runtime = cuda::make_emulated_runtime();
+  return *runtime;
+}
+
+// Every GPU runtime here: the emulator, and the device when there is one.
+inline std::vector<Executor> gpu_runtimes() {
+  std::vector<Executor> e{{"emulator", &emulator()}};
+#ifdef CONVLAB_WITH_CUDA
+  if (backend_status(Backend::cuda).available) e.push_back({"gpu", &cuda::cuda_runtime()});
+#endif
+  return e;
+}
+
+inline std::vector<Executor> executors(const KernelInfo& kernel, const ConvProblem& p) {
+  if (kernel.backend == Backend::cpu) return {{"host"}};
+  std::vector<Executor> e;
+  if (kernel.backend != Backend::cuda) return e;
+  if (!cuda::needs_tensor_cores(cuda::variant_for(kernel.id, p))) e.push_back({"emulator", &emulator()});
+#ifdef CONVLAB_WITH_CUDA
+  if (backend_status(Backend::cuda).available) e.push_back({"gpu", &cuda::cuda_runtime()});
+#endif
+  return e;
+}
+
+// Runs a CUDA kernel through GpuConv on `gpu`: device buffers in, device buffers out.
+inline std::vector<float> run_on_gpu(cuda::GpuRuntime& gpu, const KernelInfo& kernel, const ConvProblem& p,
+                                     const std::vector<float>& input, const std::vector<float>& weight,
+                                     const std::vector<float>& bias, Activation activation) {
+  const cuda::GpuConv conv(gpu, cuda::variant_for(kernel.id, p), p, ConvWeights{weight, bias}, Epilogue{.activation = activation});
+  const cuda::DeviceBuffer in(gpu, input.size()), out(gpu, static_cast<std::size_t>(p.output_elems()));
+  std::vector<float> result(out.size());
+  gpu.upload(in.data(), input.data(), input.size());
+  conv.run(in.data(), out.data());
+  gpu.download(result.data(), out.data(), out.size());
+  gpu.synchronize();
+  return result;
+}
+
+// On the host (CPU kernels).
 inline std::vector<float> run_kernel(const KernelInfo& kernel, const ConvProblem& p, const std::vector<float>& input,
                                      const std::vector<float>& weight, const std::vector<float>& bias,
                                      Activation activation) {
@@ -23,6 +76,13 @@ inline std::vector<float> run_kernel(const KernelInfo& kernel, const ConvProblem
   std::vector<unsigned char> workspace(planned->workspace_bytes() + 64);
   planned->run(input.data(), out.data(), workspace.data());
   return out;
+}
+
+inline std::vector<float> run_kernel(const KernelInfo& kernel, const Executor& where, const ConvProblem& p,
+                                     const std::vector<float>& input, const std::vector<float>& weight,
+                                     const std::vector<float>& bias, Activation activation) {
+  if (where.gpu != nullptr) return run_on_gpu(*where.gpu, kernel, p, input, weight, bias, activation);
+  return run_kernel(kernel, p, input, weight, bias, activation);
 }
 
 inline std::vector<float> absolute(std::vector<float> v) {

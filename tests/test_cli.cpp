@@ -50,14 +50,23 @@ TEST_CASE("cli: listings and help") {
 }
 
 TEST_CASE("cli: an unavailable backend is skipped with its reason, not crashed on") {
-  for (const char* backend : {"cuda", "metal"}) {
-    CAPTURE(backend);
-    const Outcome o = run_convlab(std::string("run --warmup 0 --trials 1 --batch 1 --backend ") + backend);
-    CHECK(o.code == 0);
-    CHECK(o.err.find(std::string("skipping backend ") + backend) != std::string::npos);
+  for (const convlab::Backend backend : {convlab::Backend::cuda, convlab::Backend::metal}) {
+    const std::string name(convlab::to_string(backend));
+    CAPTURE(name);
+    for (const std::string command : {"run --warmup 0 --trials 1 --batch 1 --backend ",
+                                      "conv --problem mb1ic3ih8oc8oh8kh3ph1 --warmup 0 --trials 1 --backend "}) {
+      const Outcome o = run_convlab(command + name);
+      CHECK(o.code == 0);
+      if (convlab::backend_status(backend).available) {  // a GPU machine: it runs
+        CHECK(o.out.find(name + ".") != std::string::npos);
+      } else {
+        CHECK(o.err.find("skipping backend " + name) != std::string::npos);
+      }
+    }
   }
   if (!convlab::backend_status(convlab::Backend::cuda).available)
     CHECK(run_convlab("run --backend cuda").err.find("no CUDA device") != std::string::npos);
+  check_usage_error("run --cuda-graph --backend cpu", "--cuda-graph applies to --backend cuda only");
 }
 
 TEST_CASE("cli: a run writes JSON and CSV with every trial") {

@@ -66,8 +66,8 @@ struct Comparison {
   double normalised() const { return ref2 > 0 ? std::sqrt(diff2 / ref2) : 0; }
 };
 
-Comparison compare_with_reference(const KernelInfo& kernel, const ConvProblem& p, Activation activation,
-                                  std::uint64_t stream) {
+Comparison compare_with_reference(const KernelInfo& kernel, const test::Executor& where, const ConvProblem& p,
+                                  Activation activation, std::uint64_t stream) {
   const KernelInfo& reference = *find_kernel("cpu.00_reference");
   const auto in = test::random_values(p.input_elems(), stream);
   const auto w = test::random_values(p.weight_elems(), stream + 1);
@@ -75,7 +75,7 @@ Comparison compare_with_reference(const KernelInfo& kernel, const ConvProblem& p
   const auto want = test::run_kernel(reference, p, in, w, b, activation);
   const auto magnitude = test::run_kernel(reference, p, test::absolute(in), test::absolute(w), test::absolute(b),
                                           Activation::none);
-  const auto got = test::run_kernel(kernel, p, in, w, b, activation);
+  const auto got = test::run_kernel(kernel, where, p, in, w, b, activation);
   REQUIRE(got.size() == want.size());
   const double m = static_cast<double>(p.c_per_group() * p.r * p.s) + 1;  // + the bias add
   const double u = std::ldexp(1.0, -24);
@@ -142,46 +142,52 @@ std::size_t sweep_size() {
 }
 }  // namespace
 
-TEST_CASE("kernels: every available kernel matches cpu.00_reference on the labelled shapes") {
+TEST_CASE("kernels: every kernel matches cpu.00_reference on the labelled shapes, wherever it runs") {
   for (const KernelInfo& kernel : all_kernels()) {
-    if (!backend_status(kernel.backend).available) continue;
     for (Activation activation : {Activation::none, Activation::relu, Activation::relu6}) {
       std::uint64_t stream = 100;
       for (const SweepShape& shape : kSweep) {
         const ConvProblem p = parse_problem(shape.descriptor);
-        CAPTURE(kernel.id);
-        CAPTURE(shape.role);
-        CAPTURE(shape.descriptor);
-        CAPTURE(to_string(activation));
         if (!kernel.supports(p)) continue;
-        const Comparison c = compare_with_reference(kernel, p, activation, stream += 3);
-        CHECK_MESSAGE(c.outside_bound == 0, fmt::format("{} outputs outside the error bound", c.outside_bound));
+        stream += 3;
+        for (const test::Executor& where : test::executors(kernel, p)) {
+          CAPTURE(kernel.id);
+          CAPTURE(where.name);
+          CAPTURE(shape.role);
+          CAPTURE(shape.descriptor);
+          CAPTURE(to_string(activation));
+          const Comparison c = compare_with_reference(kernel, where, p, activation, stream);
+          CHECK_MESSAGE(c.outside_bound == 0, fmt::format("{} outputs outside the error bound", c.outside_bound));
+        }
       }
     }
   }
 }
 
-TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it supports") {
+TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it supports, wherever it runs") {
   const std::size_t wanted = sweep_size();
   for (const KernelInfo& kernel : all_kernels()) {
-    if (!backend_status(kernel.backend).available || kernel.id == "cpu.00_reference") continue;
+    if (kernel.id == "cpu.00_reference") continue;
     std::mt19937 rng(2024);
     Comparison total;
-    std::size_t tested = 0, drawn = 0;
+    std::size_t tested = 0, drawn = 0, runs = 0;
     while (tested < wanted && drawn < 100 * wanted) {
       const ConvProblem p = random_problem(rng);
       ++drawn;
       if (!kernel.supports(p)) continue;
       const Activation activation = tested % 3 == 0 ? Activation::relu : Activation::none;
-      const Comparison c = compare_with_reference(kernel, p, activation, 1000 + drawn * 3);
-      CHECK_MESSAGE(c.outside_bound == 0,
-                    fmt::format("{} on {}: {} outputs outside the error bound (max abs {:.3g})", kernel.id,
-                                to_string(p), c.outside_bound, c.max_abs));
-      total.add(c);
+      for (const test::Executor& where : test::executors(kernel, p)) {
+        const Comparison c = compare_with_reference(kernel, where, p, activation, 1000 + drawn * 3);
+        CHECK_MESSAGE(c.outside_bound == 0,
+                      fmt::format("{} ({}) on {}: {} outputs outside the error bound (max abs {:.3g})", kernel.id,
+                                  where.name, to_string(p), c.outside_bound, c.max_abs));
+        total.add(c);
+        ++runs;
+      }
       ++tested;
     }
-    std::printf("%-24s %5zu problems: max abs %.3g, max rel %.3g, normalised %.3g\n", std::string(kernel.id).c_str(),
-                tested, total.max_abs, total.max_rel, total.normalised());
+    std::printf("%-24s %5zu problems, %5zu runs: max abs %.3g, max rel %.3g, normalised %.3g\n",
+                std::string(kernel.id).c_str(), tested, runs, total.max_abs, total.max_rel, total.normalised());
     CHECK_MESSAGE(tested == wanted, fmt::format("{} supports only {} of {} random problems drawn", kernel.id, tested, drawn));
   }
 }
@@ -192,10 +198,13 @@ TEST_CASE("kernels: deterministic kernels give bit-identical outputs on repeated
   const auto w = test::random_values(p.weight_elems(), 2);
   const auto b = test::random_values(p.k, 3);
   for (const KernelInfo& kernel : all_kernels()) {
-    if (!kernel.deterministic || !backend_status(kernel.backend).available || !kernel.supports(p)) continue;
-    CAPTURE(kernel.id);
-    const auto first = test::run_kernel(kernel, p, in, w, b, Activation::relu);
-    for (int i = 0; i < 3; ++i) CHECK(test::run_kernel(kernel, p, in, w, b, Activation::relu) == first);
+    if (!kernel.deterministic || !kernel.supports(p)) continue;
+    for (const test::Executor& where : test::executors(kernel, p)) {
+      CAPTURE(kernel.id);
+      CAPTURE(where.name);
+      const auto first = test::run_kernel(kernel, where, p, in, w, b, Activation::relu);
+      for (int i = 0; i < 3; ++i) CHECK(test::run_kernel(kernel, where, p, in, w, b, Activation::relu) == first);
+    }
   }
 }
 
@@ -228,22 +237,25 @@ TEST_CASE("kernels: NaN passes through every kernel's activation, as through PyT
   const auto w = test::random_values(p.weight_elems(), 8);
   const auto b = test::random_values(p.k, 9);
   for (const KernelInfo& kernel : all_kernels()) {
-    if (kernel.baseline || !backend_status(kernel.backend).available || !kernel.supports(p)) continue;
-    for (Activation activation : {Activation::relu, Activation::relu6}) {
-      CAPTURE(kernel.id);
-      CAPTURE(to_string(activation));
-      const auto out = test::run_kernel(kernel, p, in, w, b, activation);
-      std::size_t hidden = 0, spread = 0;
-      for (std::int64_t k = 0; k < p.k; ++k)
-        for (std::int64_t y = 0; y < 9; ++y)
-          for (std::int64_t x = 0; x < 9; ++x) {
-            const bool reads_nan = std::abs(y - 4) <= 1 && std::abs(x - 4) <= 1;
-            const bool is_nan = std::isnan(out[(k * 9 + y) * 9 + x]);
-            hidden += reads_nan && !is_nan;
-            spread += !reads_nan && is_nan;
-          }
-      CHECK(hidden == 0);
-      if (kernel.error_scale == 1.0) CHECK(spread == 0);
+    if (kernel.baseline || !kernel.supports(p)) continue;
+    for (const test::Executor& where : test::executors(kernel, p)) {
+      for (Activation activation : {Activation::relu, Activation::relu6}) {
+        CAPTURE(kernel.id);
+        CAPTURE(where.name);
+        CAPTURE(to_string(activation));
+        const auto out = test::run_kernel(kernel, where, p, in, w, b, activation);
+        std::size_t hidden = 0, spread = 0;
+        for (std::int64_t k = 0; k < p.k; ++k)
+          for (std::int64_t y = 0; y < 9; ++y)
+            for (std::int64_t x = 0; x < 9; ++x) {
+              const bool reads_nan = std::abs(y - 4) <= 1 && std::abs(x - 4) <= 1;
+              const bool is_nan = std::isnan(out[(k * 9 + y) * 9 + x]);
+              hidden += reads_nan && !is_nan;
+              spread += !reads_nan && is_nan;
+            }
+        CHECK(hidden == 0);
+        if (kernel.error_scale == 1.0) CHECK(spread == 0);
+      }
     }
   }
 }

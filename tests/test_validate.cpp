@@ -10,23 +10,15 @@
 #include <fmt/format.h>
 
 #include "bench/validate.hpp"
+#include "golden_test_util.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"
 
 using namespace convlab;
 
 namespace {
-const std::string kData = CONVLAB_TEST_DATA;
-
-struct Golden {
-  TensorFile weights, input, expect;
-};
-
-Golden golden(const std::string& model, int batch) {
-  const std::string dir = fmt::format("{}/{}/", kData, model);  // fmt: GCC 12 warns falsely on "b" + to_string
-  return {read_safetensors(dir + "weights.safetensors"), read_safetensors(fmt::format("{}b{}/input.safetensors", dir, batch)),
-          read_safetensors(fmt::format("{}b{}/expect.safetensors", dir, batch))};
-}
+using test::Golden;
+using test::golden;
 
 void validate_every_cpu_kernel(const std::string& model) {
   const ModelInfo& info = *find_model(model);

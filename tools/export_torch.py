@@ -3,7 +3,8 @@
   weights.safetensors  the model's state_dict (num_batches_tracked included, as PyTorch saves it)
   input.safetensors    `input`, N x C x H x W float32
   expect.safetensors   `output` (the logits, N x 10) and every convlab layer's output by name
-made in eval mode, float32, on the CPU; the torch version is in each file's __metadata__.
+made in eval mode, float32, on the CPU (or with --device cuda on the GPU, TF32 switched off so
+that the reference is FP32); the torch version and device are in each file's __metadata__.
 
   tools/export_torch.py --model resnet8 --seed 3 --batch 8 --out DIR
   tools/export_torch.py --model resnet8 --state-dict trained.pt --batch 8 --out DIR
@@ -55,6 +56,7 @@ def main():
     ap.add_argument("--input-seed", type=int, default=None, help="seed of the input (default: --seed)")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU reference (FP32: TF32 off)")
     ap.add_argument("--max-tap-elems", type=int, default=0,
                     help="leave out layer outputs with more elements than this (0: keep all); keeps golden files small")
     a = ap.parse_args()
@@ -62,24 +64,28 @@ def main():
         ap.error(f"--batch {a.batch} must be at least 1")
 
     torch.set_grad_enabled(False)
+    if a.device != "cpu":  # PyTorch lets cuDNN convolutions and matmuls use TF32 by default
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     model = MODELS[a.model]()
     if a.state_dict:
         model.load_state_dict(torch.load(a.state_dict, map_location="cpu"), strict=True)
     else:
         init_reference_weights(model, a.seed)
-    model = model.float().eval()
+    model = model.float().eval().to(a.device)
     g = torch.Generator().manual_seed(a.seed if a.input_seed is None else a.input_seed)
     x = torch.randn((a.batch, *model.input_shape), generator=g, dtype=torch.float32)
     taps = {}
-    logits = model(x, taps)
+    logits = model(x.to(a.device), taps).cpu()
+    taps = {k: v.cpu() for k, v in taps.items()}
     if a.max_tap_elems > 0:
         taps = {k: v for k, v in taps.items() if v.numel() <= a.max_tap_elems}
 
     meta = {"torch_version": torch.__version__, "model": a.model, "batch": str(a.batch),
             "weights": a.state_dict if a.state_dict else f"init_reference_weights(seed={a.seed})",
-            "producer": "convlab tools/export_torch.py"}
+            "device": a.device, "producer": "convlab tools/export_torch.py"}
     os.makedirs(a.out, exist_ok=True)
-    write_safetensors(os.path.join(a.out, "weights.safetensors"), dict(model.state_dict()), meta)
+    write_safetensors(os.path.join(a.out, "weights.safetensors"), {k: v.cpu() for k, v in model.state_dict().items()}, meta)
     write_safetensors(os.path.join(a.out, "input.safetensors"), {"input": x}, meta)
     write_safetensors(os.path.join(a.out, "expect.safetensors"), {"output": logits, **taps}, meta)
     print(f"{a.model} batch {a.batch}: wrote weights, input and expect ({len(taps)} layers) to {a.out}")

@@ -25,13 +25,11 @@ namespace baseline {
 #undef CONVLAB_BASELINE_KERNEL
 }  // namespace baseline
 
-#ifdef CONVLAB_WITH_CUDA
-namespace cuda {
+namespace cuda {  // listed in every build; without CUDA, plan says the build has none
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL
 }  // namespace cuda
-#endif
 
 namespace {
 // Sentinel first entry lets an empty list compile; all_kernels() skips it.
@@ -45,12 +43,10 @@ const KernelInfo kKernels[] = {
   {id, Backend::cpu, summary, true, deterministic, error_scale, &baseline::symbol##_unsupported, &baseline::symbol##_plan},
 #include "kernels/baseline/baseline_kernels.inc"
 #undef CONVLAB_BASELINE_KERNEL
-#ifdef CONVLAB_WITH_CUDA
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) \
   {id, Backend::cuda, summary, false, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL
-#endif
 };
 }  // namespace
 

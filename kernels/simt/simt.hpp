@@ -22,6 +22,7 @@
 #define __constant__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 #if !defined(__GNUC__)  // GCC and Clang know __restrict__ already
 #define __restrict__ __restrict
 #endif

@@ -1,0 +1,142 @@
+#include "bench/gpu_lab.hpp"
+
+#include <new>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "models/gpu_network.hpp"
+#ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/cuda_runtime.hpp"
+#endif
+
+namespace convlab {
+
+namespace {
+
+class GpuDevice final : public Device {
+ public:
+  explicit GpuDevice(cuda::GpuRuntime& rt) : rt_(rt) {
+#ifdef CONVLAB_WITH_CUDA
+    cuda_ = dynamic_cast<cuda::CudaRuntime*>(&rt);
+#endif
+  }
+  std::string name() const override { return std::string(rt_.name()); }
+  void synchronize() override { rt_.synchronize(); }
+#ifdef CONVLAB_WITH_CUDA
+  bool has_device_timer() const override { return cuda_ != nullptr; }
+  void mark_start() override { cuda_->record_start(); }
+  void mark_stop() override { cuda_->record_stop(); }
+  double elapsed_ms() override { return cuda_->elapsed_ms(); }
+#endif
+  DeviceMemory memory() const override {
+    DeviceMemory m{.peak_bytes = rt_.peak_bytes()};
+#ifdef CONVLAB_WITH_CUDA
+    if (cuda_ != nullptr) {
+      const cuda::DeviceMemoryInfo info = cuda_->memory_info();
+      m.in_use_bytes = info.total_bytes - info.free_bytes;  // every process's, as cudaMemGetInfo sees it
+    }
+#endif
+    return m;
+  }
+
+ private:
+  cuda::GpuRuntime& rt_;
+#ifdef CONVLAB_WITH_CUDA
+  cuda::CudaRuntime* cuda_ = nullptr;
+#endif
+};
+
+// Replays the captured graph; only the real runtime has graphs.
+std::function<void()> graph_replay(cuda::GpuRuntime& rt, GpuNetworkPlan& plan) {
+#ifdef CONVLAB_WITH_CUDA
+  if (auto* cuda = dynamic_cast<cuda::CudaRuntime*>(&rt)) {
+    cuda->capture([&plan] { plan.forward(); });
+    return [cuda] { cuda->replay(); };
+  }
+#endif
+  (void)plan;
+  throw InputError(fmt::format("--cuda-graph needs a CUDA device ({} has no graphs)", rt.name()));
+}
+
+}  // namespace
+
+std::unique_ptr<Device> make_gpu_device(cuda::GpuRuntime& rt) { return std::make_unique<GpuDevice>(rt); }
+
+std::vector<Result> run_gpu_lab(const LabConfig& config, const Network& net, cuda::GpuRuntime& rt,
+                                const std::function<void(const Result&)>& on_result) {
+  const std::unique_ptr<Device> device = make_gpu_device(rt);
+  SteadyClock clock;
+  std::vector<Result> results;
+  const auto emit = [&](Result r) {
+    if (on_result) on_result(r);
+    results.push_back(std::move(r));
+  };
+  for (const std::string& id : config.kernels) {
+    for (const std::int64_t batch : config.batches) {
+      const Result base{.model = config.model, .backend = "cuda", .kernel = id, .batch = batch, .threads = 1,
+                        .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item()};
+      std::vector<Result> rows;
+      try {
+        GpuNetworkPlan plan(net, batch, KernelSelection{.default_kernel = id}, rt);
+        for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, as on the CPU
+          fill_uniform(plan.input().span().subspan(static_cast<std::size_t>(n * net.input_item().elems()),
+                                                   static_cast<std::size_t>(net.input_item().elems())),
+                       config.seed, 0);
+        plan.upload_input();
+        rt.synchronize();
+        Result r = base;
+        r.model_memory = plan.memory();
+        for (std::size_t i = 0; i < net.layers().size(); ++i)
+          if (std::string why = plan.explain(static_cast<int>(i)); !why.empty()) r.choices.push_back(net.layers()[i].name + ": " + why);
+
+        const auto measured = [&](std::string mode, const std::function<void()>& run) {
+          Result m = r;
+          m.mode = std::move(mode);
+          m.measurement = measure(run, *device, config.protocol, clock);
+          m.latency = summarize(m.measurement.samples_ms, config.method);
+          if (!m.measurement.device_samples_ms.empty())
+            m.device_latency = summarize(m.measurement.device_samples_ms, config.method);
+          return m;
+        };
+        rows.push_back(measured("eager", [&plan] { plan.forward(); }));
+        if (config.per_layer) {
+          std::vector<std::string> kernels;
+          for (std::size_t i = 0; i < net.layers().size(); ++i) kernels.push_back(plan.explain(static_cast<int>(i)));
+          rows.back().layer_times = profile_layers([&plan](std::span<double> ms) { plan.forward_timed(ms); }, net, kernels,
+                                                   config.protocol);
+        }
+        rows.push_back(measured("eager+transfers", [&plan] {
+          plan.upload_input();
+          plan.forward();
+          plan.download_output();
+        }));
+        if (config.cuda_graph) rows.push_back(measured("graph", graph_replay(rt, plan)));
+
+        // Last: the check runs the forward once more on the same input and compares every stored
+        // layer with the oracle's.
+        plan.upload_input();
+        plan.forward();
+        rt.synchronize();
+        const std::string why = differs_from_reference(
+            net, batch, plan.input().span(),
+            [&plan](std::size_t i) -> std::optional<Tensor> {
+              if (!plan.materialised(static_cast<int>(i))) return std::nullopt;
+              return plan.download_activation(static_cast<int>(i));
+            },
+            find_kernel(id)->error_scale);
+        if (!why.empty())
+          for (Result& row : rows) row.status = ResultStatus::invalid, row.error = why;
+      } catch (const std::bad_alloc&) {
+        Result r = base;
+        r.status = ResultStatus::out_of_memory;
+        r.error = fmt::format("out of device memory at batch {}", batch);
+        rows = {r};
+      }
+      for (Result& row : rows) emit(std::move(row));
+    }
+  }
+  return results;
+}
+
+}  // namespace convlab

@@ -1,0 +1,50 @@
+// What every CUDA convolution kernel receives, and the epilogue they all share. Plain C++ that
+// nvcc, the host code and the CPU emulator (kernels/simt/) all compile.
+//
+// Shapes are 32-bit: GPU index arithmetic is fastest in 32 bits, and plan refuses tensors of
+// 2^31 elements or more (see kernels/cuda/dispatch.hpp).
+#pragma once
+
+#include "kernels/simt/simt.hpp"
+
+namespace convlab::cuda {
+
+struct ConvShape {
+  int n, c, h, w;    // input, NCHW
+  int k, r, s;       // output channels, kernel height and width
+  int stride_h, stride_w, pad_h, pad_w;
+  int dil_h, dil_w;  // the step between taps (PyTorch's dilation: 1 = dense)
+  int groups;
+  int oh, ow;
+};
+
+// Mirrors convlab::Activation (kernels/common/kernel.hpp), which nvcc's C++17 device code does
+// not include.
+enum Act : int { kActNone = 0, kActRelu = 1, kActRelu6 = 2 };
+
+struct ConvArgs {
+  ConvShape p;
+  const float* in;        // n x c x h x w
+  const float* weight;    // the layout the variant's plan prepared (OIHW unless it says otherwise)
+  const float* bias;      // k values, or null
+  const float* residual;  // n x k x oh x ow added before the activation, or null (ResNet's add)
+  float* out;             // n x k x oh x ow
+  int activation;         // Act
+};
+
+// out = act(acc + bias[k] + residual[i]). Like the CPU's `activate`, NaN passes through the ReLU
+// (a comparison with NaN is false), so a broken input is never hidden.
+__device__ __forceinline__ float conv_epilogue(const ConvArgs& a, int k, long long i, float acc) {
+  if (a.bias != nullptr) acc += a.bias[k];
+  if (a.residual != nullptr) acc += a.residual[i];
+  if (a.activation != kActNone) {
+    acc = acc < 0.0f ? 0.0f : acc;
+    if (a.activation == kActRelu6 && acc > 6.0f) acc = 6.0f;
+  }
+  return acc;
+}
+
+// ceil(a / b) for launch sizes.
+__host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace convlab::cuda

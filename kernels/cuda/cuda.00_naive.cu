@@ -1,0 +1,44 @@
+// cuda.00_naive: one thread per output element.
+//
+// What it is: the CPU reference's loops turned inside out: thread i computes output i (ow
+//   fastest, so neighbouring threads write neighbouring addresses: coalesced stores), summing
+//   C/g x R x S products straight from global memory. Every stride, padding, dilation and group
+//   count.
+// Why it is slow: every input value is fetched from memory R x S x K/g times and every weight
+//   once per output pixel; the caches absorb part of it, but the multiprocessors mostly wait on
+//   loads. Expect a few percent of the FP32 peak; the point is a GPU baseline that is obviously
+//   right.
+// Benchmark: convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.00_naive
+#include "kernels/cuda/conv_args.hpp"
+#include "kernels/cuda/cuda_kernels.cuh"
+
+namespace convlab::cuda {
+
+__global__ void conv_naive(ConvArgs a) {
+  const ConvShape& p = a.p;
+  const long long total = static_cast<long long>(p.n) * p.k * p.oh * p.ow;
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const int ox = static_cast<int>(i % p.ow);
+  const int oy = static_cast<int>(i / p.ow % p.oh);
+  const int k = static_cast<int>(i / (static_cast<long long>(p.ow) * p.oh) % p.k);
+  const int n = static_cast<int>(i / (static_cast<long long>(p.ow) * p.oh * p.k));
+  const int cpg = p.c / p.groups, kpg = p.k / p.groups;
+  const int c0 = k / kpg * cpg;  // first input channel of this output channel's group
+  float acc = 0.0f;
+  for (int c = 0; c < cpg; ++c) {
+    const float* plane = a.in + (static_cast<long long>(n) * p.c + c0 + c) * p.h * p.w;
+    const float* taps = a.weight + (static_cast<long long>(k) * cpg + c) * p.r * p.s;
+    for (int r = 0; r < p.r; ++r) {
+      const int y = oy * p.stride_h - p.pad_h + r * p.dil_h;
+      if (y < 0 || y >= p.h) continue;
+      for (int s = 0; s < p.s; ++s) {
+        const int x = ox * p.stride_w - p.pad_w + s * p.dil_w;
+        if (x >= 0 && x < p.w) acc += plane[y * p.w + x] * taps[r * p.s + s];
+      }
+    }
+  }
+  a.out[i] = conv_epilogue(a, k, i, acc);
+}
+
+}  // namespace convlab::cuda

@@ -1,0 +1,126 @@
+// Host code of the CUDA backend: the only place in convlab that launches kernels with <<< >>>.
+#include "kernels/cuda/cuda_runtime.hpp"
+
+#include <cuda_runtime.h>
+
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+
+namespace convlab::cuda {
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  if (e == cudaErrorMemoryAllocation) {
+    cudaGetLastError();  // not sticky: clear it so the next batch starts clean
+    throw std::bad_alloc();
+  }
+  throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+}
+
+struct StreamLaunch {
+  cudaStream_t stream = nullptr;
+  template <class... P, class... A>
+  void operator()(const LaunchShape& s, void (*kernel)(P...), A&&... args) {
+    kernel<<<dim3(s.grid[0], s.grid[1], s.grid[2]), dim3(s.block[0], s.block[1], s.block[2]), s.shared_bytes, stream>>>(
+        std::forward<A>(args)...);
+    check(cudaGetLastError(), "kernel launch");
+  }
+};
+
+class Runtime final : public LaunchingRuntime<CudaRuntime, StreamLaunch> {
+ public:
+  Runtime() {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&launch_.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+  }
+  ~Runtime() override {  // the process is ending: errors no longer matter
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(launch_.stream);
+  }
+
+  std::string_view name() const override { return "cuda"; }
+
+  float* allocate(std::size_t floats) override {
+    void* p = nullptr;
+    check(cudaMalloc(&p, floats * sizeof(float)), "cudaMalloc");
+    sizes_[p] = floats * sizeof(float);
+    count_allocation(floats * sizeof(float));
+    return static_cast<float*>(p);
+  }
+  void release(float* p) noexcept override {
+    const auto it = sizes_.find(p);
+    if (it == sizes_.end()) return;
+    count_release(it->second);
+    sizes_.erase(it);
+    cudaFree(p);
+  }
+  void upload(float* device, const float* host, std::size_t floats) override {
+    check(cudaMemcpyAsync(device, host, floats * sizeof(float), cudaMemcpyHostToDevice, launch_.stream), "upload");
+  }
+  void download(float* host, const float* device, std::size_t floats) override {
+    check(cudaMemcpyAsync(host, device, floats * sizeof(float), cudaMemcpyDeviceToHost, launch_.stream), "download");
+  }
+  void synchronize() override { check(cudaStreamSynchronize(launch_.stream), "cudaStreamSynchronize"); }
+
+  void record_start() override { check(cudaEventRecord(start_, launch_.stream), "cudaEventRecord"); }
+  void record_stop() override { check(cudaEventRecord(stop_, launch_.stream), "cudaEventRecord"); }
+  double elapsed_ms() override {
+    float ms = 0.0f;
+    check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+  void capture(const std::function<void()>& body) override {
+    if (exec_ != nullptr) check(cudaGraphExecDestroy(exec_), "cudaGraphExecDestroy");
+    exec_ = nullptr;
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamBeginCapture(launch_.stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    try {
+      body();
+    } catch (...) {
+      cudaStreamEndCapture(launch_.stream, &graph);
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    check(cudaStreamEndCapture(launch_.stream, &graph), "cudaStreamEndCapture");
+    const cudaError_t e = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    check(e, "cudaGraphInstantiate");
+  }
+  void replay() override {
+    if (exec_ == nullptr) throw std::logic_error("replay() before capture()");
+    check(cudaGraphLaunch(exec_, launch_.stream), "cudaGraphLaunch");
+  }
+
+  DeviceMemoryInfo memory_info() override {
+    DeviceMemoryInfo m;
+    check(cudaMemGetInfo(&m.free_bytes, &m.total_bytes), "cudaMemGetInfo");
+    return m;
+  }
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
+  std::unordered_map<void*, std::size_t> sizes_;
+};
+
+}  // namespace
+
+CudaRuntime& cuda_runtime() {
+  if (const BackendStatus s = backend_status(Backend::cuda); !s.available) throw InputError("backend cuda: " + s.detail);
+  static Runtime runtime;  // after the probe: never made on a machine without a device
+  return runtime;
+}
+
+}  // namespace convlab::cuda

@@ -1,0 +1,87 @@
+// The one place that knows, for each CUDA kernel: which problems it supports, how plan prepares
+// its weights, and how it is launched (grid, block, shared memory). Launching goes through a
+// `Launch` callable, so the same code drives the GPU (kernels/cuda/cuda_runtime.cu, where the
+// only `<<< >>>` of the project lives) and the CPU emulator (kernels/cuda/emulated.cpp).
+#pragma once
+
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/common/kernel.hpp"
+#include "kernels/cuda/cuda_kernels.cuh"
+
+namespace convlab::cuda {
+
+enum class Variant { naive, smem_tiled, implicit_gemm, tensorcore_tf32, depthwise, pointwise };
+std::string_view to_string(Variant v);
+
+// The CPU emulator runs every variant but these.
+constexpr bool needs_tensor_cores(Variant v) { return v == Variant::tensorcore_tf32; }
+
+// A launch in plain numbers; each Launch turns it into its own dim3.
+struct LaunchShape {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+
+// The variant a kernel id runs on problem p; cuda.auto chooses by rule (see dispatch.cpp).
+// Throws InputError for an id that is not a CUDA kernel.
+Variant variant_for(std::string_view kernel_id, const ConvProblem& p);
+// Empty when `v` supports p, else why not.
+std::string unsupported(Variant v, const ConvProblem& p);
+// The kernel's weights as plan uploads them: OIHW, or transposed to C*R*S x round_up4(K) for the
+// GEMM tiles (kernels/cuda/gemm_tile.cuh).
+std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw);
+ConvShape to_shape(const ConvProblem& p);
+int to_act(Activation a);
+
+LaunchShape conv_launch(Variant v, const ConvShape& p);
+LaunchShape elementwise_launch(long long count);  // one thread per element
+LaunchShape warp_launch(long long warps);         // one warp per row / plane / output
+
+template <class Launch>
+void launch_conv(Launch& launch, Variant v, const ConvArgs& a) {
+  const LaunchShape shape = conv_launch(v, a.p);
+  switch (v) {
+    case Variant::naive: return launch(shape, conv_naive, a);
+    case Variant::smem_tiled: return launch(shape, conv_smem_tiled, a);
+    case Variant::implicit_gemm: return launch(shape, conv_implicit_gemm, a);
+    case Variant::tensorcore_tf32:
+#if defined(__CUDACC__)
+      return launch(shape, conv_tensorcore_tf32, a);
+#else
+      throw std::logic_error("cuda.03_tensorcore_tf32 runs on a GPU only: the emulator has no tensor cores");
+#endif
+    case Variant::depthwise: return launch(shape, conv_depthwise, a);
+    case Variant::pointwise: return launch(shape, conv_pointwise, a);
+  }
+}
+
+template <class Launch>
+void launch_pool(Launch& launch, const PoolArgs& a, bool average) {
+  launch(elementwise_launch(static_cast<long long>(a.planes) * a.oh * a.ow), pool2d, a, average ? 1 : 0);
+}
+template <class Launch>
+void launch_global_avg_pool(Launch& launch, const float* in, int planes, int plane_size, float* out) {
+  launch(warp_launch(planes), global_avg_pool, in, planes, plane_size, out);
+}
+template <class Launch>
+void launch_linear(Launch& launch, const float* in, int batch, int in_features, const float* weight,
+                   const float* bias, int out_features, float* out, bool relu) {
+  launch(warp_launch(static_cast<long long>(batch) * out_features), linear, in, batch, in_features, weight, bias,
+         out_features, out, relu ? 1 : 0);
+}
+template <class Launch>
+void launch_add(Launch& launch, const float* a, const float* b, float* out, long long count, bool relu) {
+  launch(elementwise_launch(count), add, a, b, out, count, relu ? 1 : 0);
+}
+template <class Launch>
+void launch_softmax(Launch& launch, const float* in, int batch, int classes, float* out) {
+  launch(warp_launch(batch), softmax, in, batch, classes, out);
+}
+
+}  // namespace convlab::cuda

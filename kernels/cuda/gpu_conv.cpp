@@ -1,0 +1,29 @@
+#include "kernels/cuda/gpu_conv.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab::cuda {
+
+GpuConv::GpuConv(GpuRuntime& rt, Variant variant, const ConvProblem& p, const ConvWeights& weights, Epilogue epilogue)
+    : rt_(&rt), variant_(variant), shape_(to_shape(p)), activation_(to_act(epilogue.activation)) {
+  if (std::string why = unsupported(variant, p); !why.empty())
+    throw InputError(fmt::format("{} does not support {}: {}", to_string(variant), to_string(p), why));
+  check_weights(p, weights);
+  const std::vector<float> prepared = prepare_weights(variant, p, weights.weight);
+  weight_ = DeviceBuffer(rt, prepared.size());
+  rt.upload(weight_.data(), prepared.data(), prepared.size());
+  if (!weights.bias.empty()) {
+    bias_ = DeviceBuffer(rt, weights.bias.size());
+    rt.upload(bias_.data(), weights.bias.data(), weights.bias.size());
+  }
+  rt.synchronize();  // `prepared` goes out of scope: the copies must be done
+}
+
+void GpuConv::run(const float* in, float* out, const float* residual) const {
+  rt_->conv(variant_, ConvArgs{.p = shape_, .in = in, .weight = weight_.data(), .bias = bias_.data(),
+                               .residual = residual, .out = out, .activation = activation_});
+}
+
+}  // namespace convlab::cuda

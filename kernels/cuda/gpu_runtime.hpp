@@ -1,0 +1,111 @@
+// What running a network on "a GPU" needs: counted device memory, stream-ordered copies and
+// kernel launches, and a synchronize. Two implementations share every line above them (the
+// network executor in models/gpu_network.hpp, the checks, the benchmarks):
+//   cuda_runtime()          the real GPU (kernels/cuda/cuda_runtime.cu), built with CUDA;
+//   make_emulated_runtime() the same kernel sources run by the CPU emulator (kernels/simt/),
+//                           always built: this is how CI checks the CUDA backend without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+#include "kernels/cuda/dispatch.hpp"
+
+namespace convlab::cuda {
+
+class GpuRuntime {
+ public:
+  virtual ~GpuRuntime() = default;
+  virtual std::string_view name() const = 0;
+
+  // Device memory. allocate throws std::bad_alloc when the device is full. Never called inside
+  // a timed loop: plans allocate everything up front.
+  virtual float* allocate(std::size_t floats) = 0;
+  virtual void release(float* device) noexcept = 0;
+  std::size_t bytes_in_use() const { return in_use_; }
+  std::size_t peak_bytes() const { return peak_; }
+
+  // Stream-ordered: a download's host buffer is complete after synchronize().
+  virtual void upload(float* device, const float* host, std::size_t floats) = 0;
+  virtual void download(float* host, const float* device, std::size_t floats) = 0;
+  virtual void synchronize() = 0;
+
+  // Stream-ordered kernel launches (kernels/cuda/dispatch.hpp says how each is launched).
+  virtual void conv(Variant v, const ConvArgs& a) = 0;
+  virtual void pool(const PoolArgs& a, bool average) = 0;
+  virtual void global_avg_pool(const float* in, int planes, int plane_size, float* out) = 0;
+  virtual void linear(const float* in, int batch, int in_features, const float* weight, const float* bias,
+                      int out_features, float* out, bool relu) = 0;
+  virtual void add(const float* a, const float* b, float* out, long long count, bool relu) = 0;
+  virtual void softmax(const float* in, int batch, int classes, float* out) = 0;
+
+ protected:
+  void count_allocation(std::size_t bytes) {
+    in_use_ += bytes;
+    if (in_use_ > peak_) peak_ = in_use_;
+  }
+  void count_release(std::size_t bytes) { in_use_ -= bytes; }
+
+ private:
+  std::size_t in_use_ = 0, peak_ = 0;
+};
+
+// Device memory owned by a runtime, released when the buffer goes.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(GpuRuntime& rt, std::size_t floats) : rt_(&rt), data_(floats ? rt.allocate(floats) : nullptr), size_(floats) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept : rt_(o.rt_), data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    if (this != &o) {
+      reset();
+      rt_ = o.rt_, data_ = o.data_, size_ = o.size_;
+      o.data_ = nullptr;
+    }
+    return *this;
+  }
+  ~DeviceBuffer() { reset(); }
+  float* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::size_t bytes() const { return size_ * sizeof(float); }
+
+ private:
+  void reset() {
+    if (data_ != nullptr) rt_->release(data_);
+    data_ = nullptr;
+  }
+  GpuRuntime* rt_ = nullptr;
+  float* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// The launches of a runtime, written once: Base is GpuRuntime or a subclass of it, Launch the
+// callable that starts one kernel (kernels/cuda/dispatch.hpp).
+template <class Base, class Launch>
+class LaunchingRuntime : public Base {
+ public:
+  void conv(Variant v, const ConvArgs& a) override { launch_conv(launch_, v, a); }
+  void pool(const PoolArgs& a, bool average) override { launch_pool(launch_, a, average); }
+  void global_avg_pool(const float* in, int planes, int plane_size, float* out) override {
+    launch_global_avg_pool(launch_, in, planes, plane_size, out);
+  }
+  void linear(const float* in, int batch, int in_features, const float* weight, const float* bias, int out_features,
+              float* out, bool relu) override {
+    launch_linear(launch_, in, batch, in_features, weight, bias, out_features, out, relu);
+  }
+  void add(const float* a, const float* b, float* out, long long count, bool relu) override {
+    launch_add(launch_, a, b, out, count, relu);
+  }
+  void softmax(const float* in, int batch, int classes, float* out) override {
+    launch_softmax(launch_, in, batch, classes, out);
+  }
+
+ protected:
+  Launch launch_;
+};
+
+// Kernels run one block at a time on the calling thread; "device memory" is host memory.
+std::unique_ptr<GpuRuntime> make_emulated_runtime();
+
+}  // namespace convlab::cuda

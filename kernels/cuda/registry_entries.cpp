@@ -1,0 +1,44 @@
+// The CUDA kernels' registry entries (kernels/cuda/cuda_kernels.inc): each plans a GpuConv on the
+// process's CUDA runtime. run() takes device pointers, as the kernel contract says. Built in
+// every build, so that the kernels are listed and their support rules known everywhere; without
+// CUDA, plan explains that the build has none.
+#include "kernels/common/error.hpp"
+#include "kernels/cuda/gpu_conv.hpp"
+#ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/cuda_runtime.hpp"
+#endif
+
+namespace convlab::cuda {
+
+namespace {
+
+GpuRuntime& runtime() {
+#ifdef CONVLAB_WITH_CUDA
+  return cuda_runtime();
+#else
+  throw InputError("backend cuda: no CUDA device: built without CUDA (CONVLAB_CUDA=OFF or nvcc not found)");
+#endif
+}
+
+class PlannedGpuConv final : public PlannedConv {
+ public:
+  PlannedGpuConv(Variant v, const ConvProblem& p, const ConvWeights& w, Epilogue e) : conv_(runtime(), v, p, w, e) {}
+  std::size_t weight_bytes() const override { return conv_.weight_bytes(); }
+  void run(const float* input, float* output, void* /*workspace*/) const override { conv_.run(input, output); }
+  std::string explain() const override { return std::string("ran ") + std::string(to_string(conv_.variant())); }
+
+ private:
+  GpuConv conv_;
+};
+
+}  // namespace
+
+#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale)                          \
+  std::string symbol##_unsupported(const ConvProblem& p) { return unsupported(variant_for(id, p), p); } \
+  std::unique_ptr<PlannedConv> symbol##_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {  \
+    return std::make_unique<PlannedGpuConv>(variant_for(id, p), p, w, e);                               \
+  }
+#include "kernels/cuda/cuda_kernels.inc"
+#undef CONVLAB_CUDA_KERNEL
+
+}  // namespace convlab::cuda

@@ -1,0 +1,158 @@
+#include "models/gpu_network.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+namespace {
+Shape batched(Shape item, std::int64_t batch) {
+  item.dims[0] = batch;
+  return item;
+}
+
+// Conv i can be fused into layer i + 1 when that is an add of i and another branch, nothing else
+// reads conv i, and the conv has no activation of its own (the add's ReLU comes after the sum).
+bool fusable(const Network& net, std::size_t i) {
+  const auto& layers = net.layers();
+  if (layers[i].kind != LayerKind::conv || layers[i].epilogue.activation != Activation::none) return false;
+  if (i + 1 >= layers.size() || layers[i + 1].kind != LayerKind::add) return false;
+  const auto& in = layers[i + 1].inputs;
+  if (in[0] == in[1] || (in[0] != static_cast<int>(i) && in[1] != static_cast<int>(i))) return false;
+  for (std::size_t j = 0; j < layers.size(); ++j)
+    for (int input : layers[j].inputs)
+      if (input == static_cast<int>(i) && j != i + 1) return false;
+  return true;
+}
+}  // namespace
+
+GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels,
+                               cuda::GpuRuntime& rt, bool fuse_residual)
+    : net_(net), batch_(batch), rt_(rt), host_input_(batched(net.input_item(), batch)),
+      host_output_(batched(net.output_item(), batch)) {
+  if (batch < 1) throw InputError(fmt::format("batch {} must be at least 1", batch));
+  const auto& layers = net.layers();
+  input_ = cuda::DeviceBuffer(rt, static_cast<std::size_t>(host_input_.elems()));
+  memory_.activations_bytes += input_.bytes();
+  activations_.resize(layers.size());
+  convs_.resize(layers.size());
+  linear_weights_.resize(layers.size());
+  linear_biases_.resize(layers.size());
+  fused_.assign(layers.size(), false);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const Layer& l = layers[i];
+    fused_[i] = fuse_residual && fusable(net, i);
+    if (!fused_[i]) {
+      activations_[i] = cuda::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
+      memory_.activations_bytes += activations_[i].bytes();
+    }
+    if (l.kind == LayerKind::conv) {
+      const ConvProblem p = l.conv.with_batch(batch);
+      const std::string& kernel_id = kernels.for_layer(l.name);
+      const cuda::Variant v = cuda::variant_for(kernel_id, p);
+      if (std::string why = cuda::unsupported(v, p); !why.empty())
+        throw InputError(fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(p), why));
+      Epilogue e = l.epilogue;
+      if (fused_[i]) e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
+      convs_[i].emplace(rt, v, p, ConvWeights{l.weight, l.bias}, e);
+      memory_.weights_bytes += convs_[i]->weight_bytes();
+    } else if (l.kind == LayerKind::linear) {
+      linear_weights_[i] = cuda::DeviceBuffer(rt, l.weight.size());
+      linear_biases_[i] = cuda::DeviceBuffer(rt, l.bias.size());
+      rt.upload(linear_weights_[i].data(), l.weight.data(), l.weight.size());
+      rt.upload(linear_biases_[i].data(), l.bias.data(), l.bias.size());
+      memory_.weights_bytes += linear_weights_[i].bytes() + linear_biases_[i].bytes();
+    }
+  }
+  rt.synchronize();  // the uploads read the network's host vectors
+}
+
+const float* GpuNetworkPlan::device_input_of(int index) const {
+  return index == Network::kNetworkInput ? input_.data() : activations_[static_cast<std::size_t>(index)].data();
+}
+
+void GpuNetworkPlan::upload_input() { rt_.upload(input_.data(), host_input_.data(), host_input_.span().size()); }
+
+void GpuNetworkPlan::download_output() {
+  rt_.download(host_output_.data(), activations_.back().data(), host_output_.span().size());
+}
+
+void GpuNetworkPlan::run_layer(std::size_t i) {
+  const Layer& l = net_.layers()[i];
+  const float* in = device_input_of(l.inputs[0]);
+  const Shape in_shape = batched(l.inputs[0] == Network::kNetworkInput ? net_.input_item()
+                                                                       : net_.layers()[static_cast<std::size_t>(l.inputs[0])].out_item,
+                                 batch_);
+  const auto narrow = [](std::int64_t v) { return static_cast<int>(v); };
+  float* out = activations_[i].data();
+  switch (l.kind) {
+    case LayerKind::conv:
+      if (fused_[i]) {  // write the add's output, with the add's other branch as the residual
+        const auto& add_inputs = net_.layers()[i + 1].inputs;
+        const int other = add_inputs[0] == static_cast<int>(i) ? add_inputs[1] : add_inputs[0];
+        convs_[i]->run(in, activations_[i + 1].data(), device_input_of(other));
+      } else {
+        convs_[i]->run(in, out);
+      }
+      break;
+    case LayerKind::max_pool:
+    case LayerKind::avg_pool: {
+      const Shape o = batched(l.out_item, batch_);
+      rt_.pool(cuda::PoolArgs{.in = in, .out = out, .planes = narrow(in_shape.n() * in_shape.c()), .h = narrow(in_shape.h()),
+                              .w = narrow(in_shape.w()), .oh = narrow(o.h()), .ow = narrow(o.w()),
+                              .kernel = narrow(l.pool.kernel), .stride = narrow(l.pool.stride), .pad = narrow(l.pool.pad)},
+               l.kind == LayerKind::avg_pool);
+      break;
+    }
+    case LayerKind::global_avg_pool:
+      rt_.global_avg_pool(in, narrow(in_shape.n() * in_shape.c()), narrow(in_shape.h() * in_shape.w()), out);
+      break;
+    case LayerKind::linear:
+      rt_.linear(in, narrow(batch_), narrow(in_shape.item_elems()), linear_weights_[i].data(), linear_biases_[i].data(),
+                 narrow(l.out_item.c()), out, l.relu);
+      break;
+    case LayerKind::add:
+      if (i > 0 && fused_[i - 1]) break;  // the conv before it already wrote this output
+      rt_.add(in, device_input_of(l.inputs[1]), out, static_cast<long long>(activations_[i].size()), l.relu);
+      break;
+    case LayerKind::softmax: rt_.softmax(in, narrow(batch_), narrow(l.out_item.c()), out); break;
+  }
+}
+
+void GpuNetworkPlan::forward() {
+  for (std::size_t i = 0; i < net_.layers().size(); ++i) run_layer(i);
+}
+
+void GpuNetworkPlan::forward_timed(std::span<double> layer_ms) {
+  if (layer_ms.size() != net_.layers().size())
+    throw InputError(fmt::format("forward_timed: {} slots for {} layers", layer_ms.size(), net_.layers().size()));
+  using Clock = std::chrono::steady_clock;
+  rt_.synchronize();
+  for (std::size_t i = 0; i < net_.layers().size(); ++i) {
+    const Clock::time_point start = Clock::now();
+    run_layer(i);
+    rt_.synchronize();
+    layer_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  }
+}
+
+Tensor GpuNetworkPlan::download_activation(int layer) {
+  const auto i = static_cast<std::size_t>(layer);
+  if (fused_.at(i))
+    throw InputError(fmt::format("layer {} is fused into the add after it: its output is never stored", net_.layers()[i].name));
+  Tensor t(batched(net_.layers()[i].out_item, batch_));
+  rt_.download(t.data(), activations_[i].data(), t.span().size());
+  rt_.synchronize();
+  return t;
+}
+
+std::string GpuNetworkPlan::explain(int layer) const {
+  const auto i = static_cast<std::size_t>(layer);
+  if (!convs_.at(i)) return {};
+  return fmt::format("{}{}", to_string(convs_[i]->variant()), fused_[i] ? " + residual add fused" : "");
+}
+
+}  // namespace convlab

@@ -1,0 +1,67 @@
+// A network planned on a GPU runtime (the real CUDA device, or the CPU emulator running the same
+// kernel sources): the GPU counterpart of NetworkPlan. Weights are uploaded once here; every
+// activation lives in device memory for the whole forward, and only the input and the output
+// cross to the host, when asked (upload_input, download_output), so model-only and
+// with-transfers runs are timed apart.
+//
+// A conv whose output only feeds the residual add right after it (ResNet's second conv) is fused
+// with that add: the conv's epilogue adds the other branch and applies the add's ReLU, writing
+// the add's output; the conv's own output is never materialised (see materialised()).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/gpu_conv.hpp"
+#include "models/network.hpp"
+
+namespace convlab {
+
+class GpuNetworkPlan {
+ public:
+  // kernels: a CUDA kernel id (cuda.00_naive ... cuda.auto) per conv layer. Throws InputError
+  // when one is not a CUDA kernel or does not support its layer; std::bad_alloc when the batch
+  // does not fit in device memory.
+  GpuNetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels, cuda::GpuRuntime& rt,
+                 bool fuse_residual = true);
+
+  Tensor& input() { return host_input_; }  // the host copy, filled by the caller
+  void upload_input();                     // host input -> device (stream-ordered)
+  void forward();                          // every layer, on the device; launches only
+  void download_output();                  // device output -> output() (after synchronize)
+  const Tensor& output() const { return host_output_; }
+
+  // Each layer timed on the host clock with a synchronize after it (ms into layer_ms, one per
+  // layer). An add fused into the conv before it shows about 0: its work is in the conv's time.
+  void forward_timed(std::span<double> layer_ms);
+
+  // For checking: layer i's output copied to the host (synchronises). Throws InputError for a
+  // conv fused into the following add: its output never exists.
+  Tensor download_activation(int layer);
+  bool materialised(int layer) const { return !fused_[static_cast<std::size_t>(layer)]; }
+
+  std::int64_t batch() const { return batch_; }
+  const MemoryAccount& memory() const { return memory_; }
+  // "conv1: cuda.02_implicit_gemm", "+ residual add fused" where it applies; empty for other layers.
+  std::string explain(int layer) const;
+
+ private:
+  const float* device_input_of(int index) const;
+  void run_layer(std::size_t i);
+
+  const Network& net_;
+  std::int64_t batch_;
+  cuda::GpuRuntime& rt_;
+  Tensor host_input_, host_output_;
+  cuda::DeviceBuffer input_;
+  std::vector<cuda::DeviceBuffer> activations_;    // empty for a fused conv
+  std::vector<std::optional<cuda::GpuConv>> convs_;
+  std::vector<cuda::DeviceBuffer> linear_weights_, linear_biases_;  // by layer; empty elsewhere
+  std::vector<bool> fused_;                        // conv i writes layer i + 1's output
+  MemoryAccount memory_;
+};
+
+}  // namespace convlab

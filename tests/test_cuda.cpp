@@ -1,0 +1,204 @@
+// The CUDA backend beyond single convolutions (tests/test_kernels.cpp sweeps those): the network
+// ops, the residual epilogue, whole networks against PyTorch, memory accounting and the no-device
+// path. Every check runs on the CPU emulator, and on the GPU too when there is one.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "bench/tolerance.hpp"
+#include "bench/validate.hpp"
+#include "conv_test_util.hpp"
+#include "golden_test_util.hpp"
+#include "kernels/common/error.hpp"
+#include "kernels/cpu/ops.hpp"
+#include "models/catalog.hpp"
+#include "models/gpu_network.hpp"
+#include "models/weight_file.hpp"
+
+using namespace convlab;
+
+namespace {
+
+// Uploads `host`, runs `body` with the device copy, downloads `out_floats` results.
+template <class Body>
+std::vector<float> on_device(cuda::GpuRuntime& rt, const std::vector<float>& host, std::size_t out_floats, Body body) {
+  const cuda::DeviceBuffer in(rt, host.size()), out(rt, out_floats);
+  rt.upload(in.data(), host.data(), host.size());
+  body(in.data(), out.data());
+  std::vector<float> result(out_floats);
+  rt.download(result.data(), out.data(), out_floats);
+  rt.synchronize();
+  return result;
+}
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want, double tolerance) {
+  REQUIRE(got.size() == want.size());
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= tolerance * std::max(1.0f, std::fabs(want[i])))) ++bad;
+  CHECK_MESSAGE(bad == 0, bad << " of " << got.size() << " values differ");
+}
+
+}  // namespace
+
+TEST_CASE("cuda: pooling, global average, linear, add and softmax match the CPU ops") {
+  for (const test::Executor& where : test::gpu_runtimes()) {
+    CAPTURE(where.name);
+    cuda::GpuRuntime& rt = *where.gpu;
+    const Shape s = nchw(2, 3, 9, 7);
+    const auto x = test::random_values(s.elems(), 11);
+    for (const ops::Pool2d pool : {ops::Pool2d{2, 2, 0}, ops::Pool2d{3, 2, 1}, ops::Pool2d{3, 1, 1}}) {
+      const Shape o = ops::pool_output_shape(s, pool);
+      for (const bool average : {false, true}) {
+        std::vector<float> want(static_cast<std::size_t>(o.elems()));
+        (average ? ops::avg_pool2d : ops::max_pool2d)(x.data(), s, want.data(), pool);
+        const auto got = on_device(rt, x, want.size(), [&](const float* in, float* out) {
+          rt.pool(cuda::PoolArgs{.in = in, .out = out, .planes = 6, .h = 9, .w = 7, .oh = static_cast<int>(o.h()),
+                                 .ow = static_cast<int>(o.w()), .kernel = static_cast<int>(pool.kernel),
+                                 .stride = static_cast<int>(pool.stride), .pad = static_cast<int>(pool.pad)},
+                  average);
+        });
+        check_close(got, want, 1e-6);
+      }
+    }
+    std::vector<float> mean(6);
+    ops::global_avg_pool(x.data(), s, mean.data());
+    check_close(on_device(rt, x, 6, [&](const float* in, float* out) { rt.global_avg_pool(in, 6, 63, out); }), mean, 1e-6);
+
+    const int batch = 3, in_features = 70, out_features = 37;  // not multiples of a warp
+    const auto xi = test::random_values(batch * in_features, 12);
+    const auto w = test::random_values(in_features * out_features, 13), b = test::random_values(out_features, 14);
+    const cuda::DeviceBuffer dw(rt, w.size()), db(rt, b.size());
+    rt.upload(dw.data(), w.data(), w.size());
+    rt.upload(db.data(), b.data(), b.size());
+    for (const bool relu : {false, true}) {
+      std::vector<float> want(batch * out_features);
+      ops::linear(xi.data(), batch, in_features, w.data(), b.data(), out_features, want.data(), relu);
+      check_close(on_device(rt, xi, want.size(),
+                            [&](const float* in, float* out) {
+                              rt.linear(in, batch, in_features, dw.data(), db.data(), out_features, out, relu);
+                            }),
+                  want, 1e-5);
+      std::vector<float> sum(x.size());
+      ops::add(x.data(), x.data(), sum.data(), s.elems(), relu);
+      check_close(on_device(rt, x, x.size(), [&](const float* in, float* out) { rt.add(in, in, out, s.elems(), relu); }),
+                  sum, 0);
+    }
+    std::vector<float> p(batch * in_features);
+    ops::softmax(xi.data(), batch, in_features, p.data());
+    check_close(on_device(rt, xi, p.size(), [&](const float* in, float* out) { rt.softmax(in, batch, in_features, out); }),
+                p, 1e-6);
+  }
+}
+
+TEST_CASE("cuda: the residual epilogue adds the other branch before the activation") {
+  const ConvProblem p = parse_problem("mb2ic8ih9oc12oh9kh3ph1");
+  const auto x = test::random_values(p.input_elems(), 1), w = test::random_values(p.weight_elems(), 2);
+  const auto b = test::random_values(p.k, 3), residual = test::random_values(p.output_elems(), 4);
+  const auto conv = test::run_kernel(*find_kernel("cpu.00_reference"), p, x, w, b, Activation::none);
+  std::vector<float> want(conv.size());
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + residual[i], 0.0f);
+  for (const test::Executor& where : test::gpu_runtimes()) {
+    for (const cuda::Variant v : {cuda::Variant::naive, cuda::Variant::smem_tiled, cuda::Variant::implicit_gemm}) {
+      CAPTURE(where.name);
+      CAPTURE(to_string(v));
+      cuda::GpuRuntime& rt = *where.gpu;
+      const cuda::GpuConv planned(rt, v, p, ConvWeights{w, b}, Epilogue{.activation = Activation::relu});
+      const cuda::DeviceBuffer dr(rt, residual.size());
+      rt.upload(dr.data(), residual.data(), residual.size());
+      check_close(on_device(rt, x, want.size(), [&](const float* in, float* out) { planned.run(in, out, dr.data()); }),
+                  want, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("cuda: every network matches PyTorch end to end, every CUDA kernel, on the GPU runtimes") {
+  for (const char* model : {"lab-cnn", "lenet5", "resnet8", "mobilenet-tiny"}) {
+    for (const int batch : {1, 3}) {
+      const test::Golden g = test::golden(model, batch);
+      const Network net = build_from_file(*find_model(model), g.weights, model);
+      for (const std::string& id : kernels_covering(net, Backend::cuda)) {
+        const KernelInfo& k = *find_kernel(id);
+        for (const test::Executor& where : test::gpu_runtimes()) {
+          if (where.gpu == &test::emulator() && k.id == "cuda.03_tensorcore_tf32") continue;  // no tensor cores there
+          CAPTURE(model);
+          CAPTURE(batch);
+          CAPTURE(k.id);
+          CAPTURE(where.name);
+          const KernelValidation v = validate_kernel(net, g.input.tensors.at("input"), g.expect, std::string(k.id), where.gpu);
+          INFO(describe(v));
+          CHECK(v.pass);
+          CHECK(v.top1_agree == batch);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("cuda: resnet8's residual adds are fused into the convs before them, with the same results") {
+  const Network net = find_model("resnet8")->build(seeded_weights(5));
+  cuda::GpuRuntime& rt = test::emulator();
+  GpuNetworkPlan fused(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt);
+  GpuNetworkPlan plain(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt, /*fuse_residual=*/false);
+  fill_uniform(fused.input().span(), 5, 0);
+  fill_uniform(plain.input().span(), 5, 0);
+  int fused_layers = 0;
+  for (std::size_t i = 0; i < net.layers().size(); ++i) {
+    if (fused.materialised(static_cast<int>(i))) continue;
+    ++fused_layers;
+    CHECK(net.layers()[i + 1].kind == LayerKind::add);
+    CHECK(fused.explain(static_cast<int>(i)).find("residual add fused") != std::string::npos);
+    CHECK_THROWS_AS(fused.download_activation(static_cast<int>(i)), InputError);
+  }
+  CHECK(fused_layers == 3);  // one per residual block
+  for (GpuNetworkPlan* plan : {&fused, &plain}) {
+    plan->upload_input();
+    plan->forward();
+    plan->download_output();
+  }
+  rt.synchronize();
+  check_close(std::vector<float>(fused.output().span().begin(), fused.output().span().end()),
+              std::vector<float>(plain.output().span().begin(), plain.output().span().end()), 1e-5);
+}
+
+TEST_CASE("cuda: device memory is counted, planned up front and given back") {
+  cuda::GpuRuntime& rt = test::emulator();
+  const std::size_t before = rt.bytes_in_use();
+  const Network net = find_model("lab-cnn")->build(seeded_weights(1));
+  {
+    GpuNetworkPlan plan(net, 4, KernelSelection{.default_kernel = "cuda.02_implicit_gemm"}, rt);
+    const MemoryAccount& m = plan.memory();
+    CHECK(m.activations_bytes > 0);
+    CHECK(m.weights_bytes >= static_cast<std::size_t>(net.parameter_count()) * sizeof(float));
+    CHECK(rt.bytes_in_use() - before == m.activations_bytes + m.weights_bytes);
+    const std::size_t planned = rt.bytes_in_use();
+    plan.upload_input();
+    plan.forward();
+    CHECK(rt.bytes_in_use() == planned);  // the forward allocates nothing
+  }
+  CHECK(rt.bytes_in_use() == before);
+  CHECK(rt.peak_bytes() >= before);
+}
+
+TEST_CASE("cuda: unsupported layers and unknown kernels are refused by name") {
+  const Network net = find_model("mobilenet-tiny")->build(seeded_weights(1));
+  CHECK_THROWS_WITH_AS(GpuNetworkPlan(net, 1, KernelSelection{.default_kernel = "cuda.02_implicit_gemm"}, test::emulator()),
+                       doctest::Contains("does not support"), InputError);
+  CHECK_THROWS_WITH_AS(GpuNetworkPlan(net, 1, KernelSelection{.default_kernel = "cpu.02_direct_xsimd"}, test::emulator()),
+                       doctest::Contains("not a CUDA kernel"), InputError);
+  CHECK(cuda::variant_for("cuda.auto", parse_problem("g32mb1ic32ih8oc32oh8kh3ph1")) == cuda::Variant::depthwise);
+  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic32ih8oc64oh8kh1")) == cuda::Variant::pointwise);
+  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic3ih8oc64oh8kh3ph1")) == cuda::Variant::implicit_gemm);
+  CHECK(cuda::variant_for("cuda.auto", parse_problem("g2mb1ic4ih8oc4oh8kh3ph1")) == cuda::Variant::naive);
+}
+
+TEST_CASE("cuda: without a device the kernels are listed and planning says why it cannot run") {
+  if (backend_status(Backend::cuda).available) return;  // this machine has a GPU: nothing to check
+  const KernelInfo* k = find_kernel("cuda.02_implicit_gemm");
+  REQUIRE(k != nullptr);
+  CHECK(k->supports(parse_problem("mb1ic3ih8oc8oh8kh3ph1")));
+  const std::vector<float> w(8 * 3 * 9);
+  CHECK_THROWS_WITH_AS(k->plan(parse_problem("mb1ic3ih8oc8oh8kh3ph1"), ConvWeights{w, {}}, {}),
+                       doctest::Contains("no CUDA device"), InputError);
+}
