@@ -77,6 +77,7 @@ std::vector<Result> run_gpu_lab(const LabConfig& config, const Network& net, cud
       const Result base{.model = config.model, .backend = "cuda", .kernel = id, .batch = batch, .threads = 1,
                         .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item()};
       std::vector<Result> rows;
+      rt.reset_peak();  // the device peak reported is this plan's
       try {
         GpuNetworkPlan plan(net, batch, KernelSelection{.default_kernel = id}, rt);
         for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, as on the CPU

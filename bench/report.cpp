@@ -52,12 +52,16 @@ std::string table_row(const Result& r) {
     return fmt::format("{:<24} {:>5} {}\n", kernel, r.batch, r.error);
   std::string device;  // GPUs: the device's own clock, and what the host adds to it
   if (r.device_latency)
-    device = fmt::format("{:<24}   device p50 {:.4f} ms; host - device gap {:.4f} ms (launches, synchronize)\n", "",
-                         r.device_latency->p50, r.latency.p50 - r.device_latency->p50);
-  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8.2f} {:>6.1f} {:>9.3f} {:>8.1f}  {}\n{}",
+    device = fmt::format("{:<24}   device p50 {:.4f} ms; host - device gap {:.4f} ms (launches, synchronize){}\n", "",
+                         r.device_latency->p50, r.latency.p50 - r.device_latency->p50,
+                         r.measurement.device_memory.peak_bytes
+                             ? fmt::format("; device memory {:.2f} MiB", mib(*r.measurement.device_memory.peak_bytes))
+                             : std::string());
+  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8.2f} {:>6} {:>9.3f} {:>8.1f}  {}\n{}",
                      kernel, r.batch, r.latency.p50, r.latency.p95,
                      r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
-                     r.gflops(), r.percent_of_peak(), r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
+                     r.gflops(), r.peak_gflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak()) : std::string("-"),
+                     r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
                      joined(r.flags(), ","), device);
 }
 

@@ -59,6 +59,7 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
       if (fused_[i]) e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
       convs_[i].emplace(rt, v, p, ConvWeights{l.weight, l.bias}, e);
       memory_.weights_bytes += convs_[i]->weight_bytes();
+      memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
     } else if (l.kind == LayerKind::linear) {
       linear_weights_[i] = cuda::DeviceBuffer(rt, l.weight.size());
       linear_biases_[i] = cuda::DeviceBuffer(rt, l.bias.size());

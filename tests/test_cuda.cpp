@@ -100,7 +100,8 @@ TEST_CASE("cuda: the residual epilogue adds the other branch before the activati
   std::vector<float> want(conv.size());
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + residual[i], 0.0f);
   for (const test::Executor& where : test::gpu_runtimes()) {
-    for (const cuda::Variant v : {cuda::Variant::naive, cuda::Variant::smem_tiled, cuda::Variant::implicit_gemm}) {
+    for (const cuda::Variant v : {cuda::Variant::naive, cuda::Variant::smem_tiled, cuda::Variant::implicit_gemm,
+                                  cuda::Variant::implicit_gemm_splitk}) {
       CAPTURE(where.name);
       CAPTURE(to_string(v));
       cuda::GpuRuntime& rt = *where.gpu;
@@ -171,7 +172,7 @@ TEST_CASE("cuda: device memory is counted, planned up front and given back") {
     const MemoryAccount& m = plan.memory();
     CHECK(m.activations_bytes > 0);
     CHECK(m.weights_bytes >= static_cast<std::size_t>(net.parameter_count()) * sizeof(float));
-    CHECK(rt.bytes_in_use() - before == m.activations_bytes + m.weights_bytes);
+    CHECK(rt.bytes_in_use() - before == m.activations_bytes + m.weights_bytes + m.workspace_bytes);
     const std::size_t planned = rt.bytes_in_use();
     plan.upload_input();
     plan.forward();
@@ -190,6 +191,10 @@ TEST_CASE("cuda: unsupported layers and unknown kernels are refused by name") {
   CHECK(cuda::variant_for("cuda.auto", parse_problem("g32mb1ic32ih8oc32oh8kh3ph1")) == cuda::Variant::depthwise);
   CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic32ih8oc64oh8kh1")) == cuda::Variant::pointwise);
   CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic3ih8oc64oh8kh3ph1")) == cuda::Variant::implicit_gemm);
+  // One 64 x 64 tile and 36 reduction steps at batch 1: split 18 ways; at batch 32, tiles enough.
+  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic64ih8oc64oh8kh3ph1")) == cuda::Variant::implicit_gemm_splitk);
+  CHECK(cuda::split_k(cuda::to_shape(parse_problem("mb1ic64ih8oc64oh8kh3ph1"))).splits == 18);
+  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb32ic64ih56oc64oh56kh3ph1")) == cuda::Variant::implicit_gemm);
   CHECK(cuda::variant_for("cuda.auto", parse_problem("g2mb1ic4ih8oc4oh8kh3ph1")) == cuda::Variant::naive);
 }
 

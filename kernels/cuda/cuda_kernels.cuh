@@ -13,6 +13,9 @@ constexpr int kSmemTile = 16, kSmemOutChannels = 8, kSmemInChannels = 8;
 // cuda.02_implicit_gemm and cuda.05_pointwise (kernels/cuda/gemm_tile.cuh): block tile of
 // output channels x pixels, the reduction step, threads per block.
 constexpr int kGemmBM = 64, kGemmBN = 64, kGemmBK = 16, kGemmThreads = 256;
+// cuda.06_implicit_gemm_splitk: the blocks it aims for, about one per multiprocessor of a large
+// GPU (an H100 or H200 has 132).
+constexpr int kSplitKTargetBlocks = 128;
 // cuda.03_tensorcore_tf32: block tile side (channels and pixels), threads per block (4 warps).
 constexpr int kTf32Tile = 64, kTf32Threads = 128;
 
@@ -24,6 +27,8 @@ __global__ void conv_tensorcore_tf32(ConvArgs a);
 #endif
 __global__ void conv_depthwise(ConvArgs a);
 __global__ void conv_pointwise(ConvArgs a);
+__global__ void conv_implicit_gemm_splitk(ConvArgs a, float* partial, int steps_per_split);
+__global__ void splitk_reduce(ConvArgs a, const float* partial, int splits);
 
 struct PoolArgs {
   const float* in;

@@ -1,5 +1,6 @@
 #include "kernels/cuda/dispatch.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -35,22 +36,25 @@ std::string_view to_string(Variant v) {
     case Variant::tensorcore_tf32: return "cuda.03_tensorcore_tf32";
     case Variant::depthwise: return "cuda.04_depthwise";
     case Variant::pointwise: return "cuda.05_pointwise";
+    case Variant::implicit_gemm_splitk: return "cuda.06_implicit_gemm_splitk";
   }
   return "?";
 }
 
 // cuda.auto's rule, in the order a student would reason: depthwise layers are memory-bound and
 // get their own kernel; a 1x1 layer is a plain GEMM; any other ungrouped layer is an implicit
-// GEMM; grouped layers that are not depthwise fall back to the naive kernel. Never TF32: auto
-// keeps FP32 accuracy (ask for cuda.03 by name).
+// GEMM, its reduction split across blocks when its tiles alone cannot fill the GPU; grouped
+// layers that are not depthwise fall back to the naive kernel. Never TF32: auto keeps FP32
+// accuracy (ask for cuda.03 by name).
 Variant variant_for(std::string_view id, const ConvProblem& p) {
   if (id == "cuda.auto") {
     if (p.is_depthwise()) return Variant::depthwise;
     if (one_by_one(p)) return Variant::pointwise;
-    return p.groups == 1 ? Variant::implicit_gemm : Variant::naive;
+    if (p.groups != 1) return Variant::naive;
+    return split_k(to_shape(p)).splits > 1 ? Variant::implicit_gemm_splitk : Variant::implicit_gemm;
   }
   for (Variant v : {Variant::naive, Variant::smem_tiled, Variant::implicit_gemm, Variant::tensorcore_tf32,
-                    Variant::depthwise, Variant::pointwise})
+                    Variant::depthwise, Variant::pointwise, Variant::implicit_gemm_splitk})
     if (id == to_string(v)) return v;
   throw InputError(fmt::format("'{}' is not a CUDA kernel", id));
 }
@@ -66,6 +70,7 @@ std::string unsupported(Variant v, const ConvProblem& p) {
       if (smem_tiled_bytes(s) > kMaxStaticSharedBytes) return "the input patch does not fit in 48 KiB of shared memory";
       return {};
     case Variant::implicit_gemm:
+    case Variant::implicit_gemm_splitk:
     case Variant::tensorcore_tf32: return p.groups == 1 ? std::string() : "groups > 1";
     case Variant::depthwise:
       if (!p.is_depthwise()) return "not depthwise (needs groups = C = K)";
@@ -80,7 +85,8 @@ std::string unsupported(Variant v, const ConvProblem& p) {
 }
 
 std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw) {
-  if (v != Variant::implicit_gemm && v != Variant::pointwise) return {oihw.begin(), oihw.end()};
+  if (v != Variant::implicit_gemm && v != Variant::implicit_gemm_splitk && v != Variant::pointwise)
+    return {oihw.begin(), oihw.end()};
   const std::int64_t kd_total = p.c_per_group() * p.r * p.s, kp = (p.k + 3) / 4 * 4;
   std::vector<float> t(static_cast<std::size_t>(kd_total * kp), 0.0f);
   for (std::int64_t k = 0; k < p.k; ++k)
@@ -94,6 +100,21 @@ ConvShape to_shape(const ConvProblem& p) {
                    .stride_h = i(p.stride_h), .stride_w = i(p.stride_w), .pad_h = i(p.pad_h), .pad_w = i(p.pad_w),
                    .dil_h = i(p.dilation_h + 1), .dil_w = i(p.dilation_w + 1), .groups = i(p.groups),
                    .oh = i(p.out_h()), .ow = i(p.out_w())};
+}
+
+SplitK split_k(const ConvShape& p) {
+  const long long tiles = static_cast<long long>(blocks(static_cast<long long>(p.n) * p.oh * p.ow, kGemmBN)) *
+                          blocks(p.k, kGemmBM);
+  const int steps = ceil_div(p.c * p.r * p.s, kGemmBK);
+  const int wanted = static_cast<int>(std::clamp<long long>((kSplitKTargetBlocks + tiles - 1) / tiles, 1, std::max(1, steps / 2)));
+  SplitK s{.steps_per_split = ceil_div(steps, wanted)};
+  s.splits = ceil_div(steps, s.steps_per_split);  // no split left empty
+  return s;
+}
+
+std::size_t workspace_floats(Variant v, const ConvShape& p) {
+  if (v != Variant::implicit_gemm_splitk) return 0;
+  return static_cast<std::size_t>(split_k(p).splits) * p.k * p.n * p.oh * p.ow;
 }
 
 int to_act(Activation a) {
@@ -122,6 +143,8 @@ LaunchShape conv_launch(Variant v, const ConvShape& p) {
     case Variant::pointwise:
       return {{blocks(static_cast<long long>(p.h) * p.w, kGemmBN), blocks(p.k, kGemmBM), static_cast<unsigned>(p.n)},
               {kGemmThreads, 1, 1}, 0};
+    case Variant::implicit_gemm_splitk:
+      return {{blocks(pixels, kGemmBN), blocks(p.k, kGemmBM), static_cast<unsigned>(split_k(p).splits)}, {kGemmThreads, 1, 1}, 0};
   }
   return {};
 }

@@ -15,7 +15,7 @@
 
 namespace convlab::cuda {
 
-enum class Variant { naive, smem_tiled, implicit_gemm, tensorcore_tf32, depthwise, pointwise };
+enum class Variant { naive, smem_tiled, implicit_gemm, tensorcore_tf32, depthwise, pointwise, implicit_gemm_splitk };
 std::string_view to_string(Variant v);
 
 // The CPU emulator runs every variant but these.
@@ -37,14 +37,24 @@ std::string unsupported(Variant v, const ConvProblem& p);
 // GEMM tiles (kernels/cuda/gemm_tile.cuh).
 std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw);
 ConvShape to_shape(const ConvProblem& p);
+
+// cuda.06's split of the reduction: `splits` blocks along grid z, `steps_per_split` steps of
+// kGemmBK taps each. Depends on the problem alone, so results do not depend on the device.
+struct SplitK {
+  int splits = 1, steps_per_split = 1;
+};
+SplitK split_k(const ConvShape& p);
+// Floats of device workspace a variant needs (cuda.06: the partial sums), 0 for most.
+std::size_t workspace_floats(Variant v, const ConvShape& p);
 int to_act(Activation a);
 
 LaunchShape conv_launch(Variant v, const ConvShape& p);
 LaunchShape elementwise_launch(long long count);  // one thread per element
 LaunchShape warp_launch(long long warps);         // one warp per row / plane / output
 
+// `workspace`: workspace_floats(v, a.p) floats of device memory (null when that is 0).
 template <class Launch>
-void launch_conv(Launch& launch, Variant v, const ConvArgs& a) {
+void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace) {
   const LaunchShape shape = conv_launch(v, a.p);
   switch (v) {
     case Variant::naive: return launch(shape, conv_naive, a);
@@ -58,6 +68,12 @@ void launch_conv(Launch& launch, Variant v, const ConvArgs& a) {
 #endif
     case Variant::depthwise: return launch(shape, conv_depthwise, a);
     case Variant::pointwise: return launch(shape, conv_pointwise, a);
+    case Variant::implicit_gemm_splitk: {
+      const SplitK split = split_k(a.p);
+      launch(shape, conv_implicit_gemm_splitk, a, workspace, split.steps_per_split);
+      const long long outputs = static_cast<long long>(a.p.n) * a.p.k * a.p.oh * a.p.ow;
+      return launch(elementwise_launch(outputs), splitk_reduce, a, static_cast<const float*>(workspace), split.splits);
+    }
   }
 }
 

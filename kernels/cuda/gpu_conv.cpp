@@ -18,12 +18,14 @@ GpuConv::GpuConv(GpuRuntime& rt, Variant variant, const ConvProblem& p, const Co
     bias_ = DeviceBuffer(rt, weights.bias.size());
     rt.upload(bias_.data(), weights.bias.data(), weights.bias.size());
   }
+  workspace_ = DeviceBuffer(rt, workspace_floats(variant, shape_));
   rt.synchronize();  // `prepared` goes out of scope: the copies must be done
 }
 
 void GpuConv::run(const float* in, float* out, const float* residual) const {
   rt_->conv(variant_, ConvArgs{.p = shape_, .in = in, .weight = weight_.data(), .bias = bias_.data(),
-                               .residual = residual, .out = out, .activation = activation_});
+                               .residual = residual, .out = out, .activation = activation_},
+              workspace_.data());
 }
 
 }  // namespace convlab::cuda

@@ -18,13 +18,14 @@ class GpuConv {
 
   Variant variant() const { return variant_; }
   std::size_t weight_bytes() const { return weight_.bytes() + bias_.bytes(); }
+  std::size_t workspace_bytes() const { return workspace_.bytes(); }  // its own, allocated here
 
  private:
   GpuRuntime* rt_;
   Variant variant_;
   ConvShape shape_;
   int activation_;
-  DeviceBuffer weight_, bias_;
+  DeviceBuffer weight_, bias_, workspace_;
 };
 
 }  // namespace convlab::cuda

@@ -24,7 +24,8 @@ class GpuRuntime {
   virtual float* allocate(std::size_t floats) = 0;
   virtual void release(float* device) noexcept = 0;
   std::size_t bytes_in_use() const { return in_use_; }
-  std::size_t peak_bytes() const { return peak_; }
+  std::size_t peak_bytes() const { return peak_; }  // since the last reset_peak()
+  void reset_peak() { peak_ = in_use_; }
 
   // Stream-ordered: a download's host buffer is complete after synchronize().
   virtual void upload(float* device, const float* host, std::size_t floats) = 0;
@@ -32,7 +33,8 @@ class GpuRuntime {
   virtual void synchronize() = 0;
 
   // Stream-ordered kernel launches (kernels/cuda/dispatch.hpp says how each is launched).
-  virtual void conv(Variant v, const ConvArgs& a) = 0;
+  // workspace: workspace_floats(v, a.p) floats of device memory (null when that is 0).
+  virtual void conv(Variant v, const ConvArgs& a, float* workspace) = 0;
   virtual void pool(const PoolArgs& a, bool average) = 0;
   virtual void global_avg_pool(const float* in, int planes, int plane_size, float* out) = 0;
   virtual void linear(const float* in, int batch, int in_features, const float* weight, const float* bias,
@@ -85,7 +87,7 @@ class DeviceBuffer {
 template <class Base, class Launch>
 class LaunchingRuntime : public Base {
  public:
-  void conv(Variant v, const ConvArgs& a) override { launch_conv(launch_, v, a); }
+  void conv(Variant v, const ConvArgs& a, float* workspace) override { launch_conv(launch_, v, a, workspace); }
   void pool(const PoolArgs& a, bool average) override { launch_pool(launch_, a, average); }
   void global_avg_pool(const float* in, int planes, int plane_size, float* out) override {
     launch_global_avg_pool(launch_, in, planes, plane_size, out);

@@ -1,0 +1,58 @@
+// cuda.06_implicit_gemm_splitk: cuda.02 with the reduction split across blocks, for small batches.
+//
+// What changes against cuda.02: at batch 1 a deep layer has few output tiles (resnet8's last
+//   block: 64 channels x 64 pixels = one 64 x 64 tile, so ONE block on a 132-multiprocessor GPU)
+//   and a long reduction (64 x 3 x 3 = 576 taps: 36 steps, each a round trip to memory, done one
+//   after another). Here the reduction is also split across blocks (grid z): each block sums its
+//   share of the steps for its tile into a workspace, and a second small kernel adds the shares
+//   in a fixed order and applies the epilogue. dispatch.cpp picks the number of splits from the
+//   problem alone (enough blocks to fill a large GPU, at least two steps each), so the result is
+//   the same on every run and every device.
+// Why faster: a latency-bound layer becomes many short blocks in parallel; the cost is writing
+//   and re-reading splits x K x pixels partial sums and one more launch, small at batch 1. At
+//   batch 32 there are tiles enough and cuda.auto keeps cuda.02.
+// groups = 1; any stride, padding and dilation.
+// Benchmark: convlab conv --backend cuda --problem mb1ic64ih8oc64oh8kh3ph1 --kernel cuda.02_implicit_gemm,cuda.06_implicit_gemm_splitk
+#include "kernels/cuda/cuda_kernels.cuh"
+#include "kernels/cuda/implicit_gemm.cuh"
+
+namespace convlab::cuda {
+
+// grid: x = pixel tiles, y = output-channel tiles, z = splits of the reduction. 256 threads.
+// partial[z][k][pixel] receives the raw sums, no epilogue.
+__global__ void __launch_bounds__(kGemmThreads) conv_implicit_gemm_splitk(ConvArgs a, float* partial, int steps_per_split) {
+  __shared__ __align__(16) float as[2][kGemmBK][kGemmBM];
+  __shared__ __align__(16) float bs[2][kGemmBK][kGemmBN];
+  const int k0 = blockIdx.y * kGemmBM;
+  const long long pix0 = static_cast<long long>(blockIdx.x) * kGemmBN;
+  const int steps = ceil_div(a.p.c * a.p.r * a.p.s, kGemmBK);
+  const int begin = blockIdx.z * steps_per_split, end = min(steps, begin + steps_per_split);
+  float acc[4][4] = {};
+  implicit_gemm_steps(a, k0, pix0, begin, end, as, bs, acc);
+
+  const long long pixels = static_cast<long long>(a.p.oh) * a.p.ow * a.p.n;
+  const long long pix = pix0 + threadIdx.x % 16 * 4;
+  float* share = partial + static_cast<long long>(blockIdx.z) * a.p.k * pixels;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int k = k0 + threadIdx.x / 16 * 4 + i;
+    if (k >= a.p.k) continue;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (pix + j < pixels) share[k * pixels + pix + j] = acc[i][j];
+  }
+}
+
+// One thread per output, NCHW order: the shares summed in split order, then the epilogue.
+__global__ void splitk_reduce(ConvArgs a, const float* partial, int splits) {
+  const long long plane = static_cast<long long>(a.p.oh) * a.p.ow, pixels = plane * a.p.n;
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= pixels * a.p.k) return;
+  const int k = static_cast<int>(i / plane % a.p.k);
+  const long long pix = i / (plane * a.p.k) * plane + i % plane;
+  float sum = 0.0f;
+  for (int z = 0; z < splits; ++z) sum += partial[(static_cast<long long>(z) * a.p.k + k) * pixels + pix];
+  a.out[i] = conv_epilogue(a, k, i, sum);
+}
+
+}  // namespace convlab::cuda
