@@ -200,10 +200,12 @@ TEST_CASE("simt: stacks are reused across launches and blocks") {
   float sum = 0;
   simt::launch(LaunchConfig{.grid = {1}, .block = {1024}}, simt_test::block_sum<1024>, ones.data(), &sum, 1024);
   const simt::Stats before = simt::stats();
+  std::vector<float> sums(3);
   for (int i = 0; i < 50; ++i) {
-    simt::launch(LaunchConfig{.grid = {2}, .block = {1024}}, simt_test::block_sum<1024>, ones.data(), &sum, 1024);
-    simt::launch(LaunchConfig{.grid = {3}, .block = {256}}, simt_test::block_sum<256>, ones.data(), &sum, 256);
+    simt::launch(LaunchConfig{.grid = {2}, .block = {1024}}, simt_test::block_sum<1024>, ones.data(), sums.data(), 1024);
+    simt::launch(LaunchConfig{.grid = {3}, .block = {256}}, simt_test::block_sum<256>, ones.data(), sums.data(), 768);
   }
+  CHECK(sums == std::vector<float>{256, 256, 256});
   const simt::Stats after = simt::stats();
   CHECK(after.stacks_allocated == before.stacks_allocated);
   CHECK(after.stacks_allocated >= 1024);

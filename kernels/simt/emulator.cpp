@@ -49,7 +49,7 @@ struct Fiber {
   bool started = false;
   bool cancel = false;
   const char* op = "";  // the built-in it waits in, for messages
-  std::source_location site;
+  Site site{"", 0};
   // What it posted at the barrier or warp op, and what it gets back.
   WarpOp warp_op = WarpOp::sync;
   unsigned mask = 0;
@@ -98,9 +98,9 @@ std::string coords(uint3 v) {
 }
 std::string coords(dim3 v) { return coords(uint3{v.x, v.y, v.z}); }
 
-std::string where(const std::source_location& site) {
-  const std::string file = site.file_name();
-  return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(site.line());
+std::string where(const Site& site) {
+  const std::string file = site.file;
+  return file.substr(file.find_last_of('/') + 1) + ":" + std::to_string(site.line);
 }
 
 const char* op_name(WarpOp op) {
@@ -188,8 +188,7 @@ void release_barrier_if_complete(Emulator& e) {
     if (f.state != State::barrier) continue;
     if (first == nullptr) {
       first = &f;
-    } else if (f.site.line() != first->site.line() || f.site.column() != first->site.column() ||
-               std::strcmp(f.site.file_name(), first->site.file_name()) != 0) {
+    } else if (f.site.line != first->site.line || std::strcmp(f.site.file, first->site.file) != 0) {
       throw EmulatorError("simt: barrier divergence: thread " + coords(first->vars.thread_idx) + " of block " +
                           coords(e.block) + " at " + where(first->site) + ", thread " +
                           coords(f.vars.thread_idx) + " at " + where(f.site));
@@ -368,7 +367,7 @@ void* dynamic_shared() {
   return emulator().dynamic.get();  // null when the launch asked for no dynamic shared memory
 }
 
-BarrierResult block_barrier(int predicate, const std::source_location& site) {
+BarrierResult block_barrier(int predicate, const Site& site) {
   Fiber& f = running("__syncthreads");
   f.state = State::barrier;
   f.op = "__syncthreads";
@@ -379,7 +378,7 @@ BarrierResult block_barrier(int predicate, const std::source_location& site) {
 }
 
 std::uint64_t warp_op(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg, int width,
-                      const std::source_location& site) {
+                      const Site& site) {
   Fiber& f = running(op_name(op));
   if (width < 1 || width > static_cast<int>(kWarp) || (width & (width - 1)) != 0)
     throw EmulatorError(std::string("simt: ") + op_name(op) + " at " + where(site) + " has width " +

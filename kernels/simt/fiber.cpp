@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <new>
@@ -12,6 +13,7 @@
 #include "kernels/simt/emulator.hpp"
 
 #if defined(CONVLAB_SIMT_ASAN)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -31,6 +33,18 @@ Stack::Stack(std::size_t bytes) {
 
 Stack::~Stack() { munmap(mapping_, mapping_bytes_); }
 
+namespace {
+// A finished fiber's last frame never returns, so under ASan its redzone marks stay at the top of
+// the stack and would flag the next fiber that uses it. The frames below it returned or were
+// unwound, which clears theirs: clearing the top few KiB is enough.
+void forget_last_frames([[maybe_unused]] const Stack& stack) {
+#if defined(CONVLAB_SIMT_ASAN)
+  const std::size_t bytes = std::min<std::size_t>(stack.size(), 16 * 1024);
+  __asan_unpoison_memory_region(static_cast<char*>(stack.base()) + stack.size() - bytes, bytes);
+#endif
+}
+}  // namespace
+
 #if defined(CONVLAB_SIMT_UCONTEXT)
 
 namespace {
@@ -42,6 +56,7 @@ void ucontext_entry(unsigned hi, unsigned lo) {
 }  // namespace
 
 void prepare_context(Context& ctx, const Stack& stack, void (*entry)(void*), void* arg) {
+  forget_last_frames(stack);
   getcontext(&ctx.uc);
   ctx.uc.uc_stack.ss_sp = stack.base();
   ctx.uc.uc_stack.ss_size = stack.size();
@@ -108,6 +123,7 @@ convlab_simt_start:
 )");
 
 void prepare_context(Context& ctx, const Stack& stack, void (*entry)(void*), void* arg) {
+  forget_last_frames(stack);
   // The frame convlab_simt_swap pops, lowest address first; rsp is 16-byte aligned after the
   // final ret, as the call in convlab_simt_start needs.
   auto top = reinterpret_cast<std::uintptr_t>(stack.base()) + stack.size();

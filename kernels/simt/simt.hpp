@@ -13,7 +13,6 @@
 
 #include <bit>
 #include <cstdint>
-#include <source_location>
 #include <type_traits>
 
 #define __global__
@@ -35,6 +34,19 @@
 
 namespace convlab::simt::detail {
 
+// Where a barrier or warp op was called. Not std::source_location: Clang 14 with libstdc++ 12
+// lacks it. Site::here() as a default argument gives the caller's file and line with GCC and
+// Clang (GCC resolves the builtins in a braced Site{...} to the declaration instead). GCC 12 has
+// no __builtin_COLUMN, so two barriers on one line count as one site.
+struct Site {
+  const char* file;
+  unsigned line;
+  static constexpr Site here(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
+    return {file, line};
+  }
+};
+#define CONVLAB_SIMT_HERE ::convlab::simt::detail::Site::here()
+
 struct BuiltinVars {
   uint3 thread_idx;
   uint3 block_idx;
@@ -49,20 +61,20 @@ void* dynamic_shared();
 enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all };
 // Every warp op is one rendezvous: the calling fiber posts `value` and waits for its warp.
 std::uint64_t warp_op(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg, int width,
-                      const std::source_location& site);
+                      const Site& site);
 unsigned active_mask();
 
 struct BarrierResult {
   int count;    // arrived threads whose predicate was non-zero
   int arrived;  // live threads of the block
 };
-BarrierResult block_barrier(int predicate, const std::source_location& site);
+BarrierResult block_barrier(int predicate, const Site& site);
 
 template <class T>
 concept WarpValue = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8);
 
 template <WarpValue T>
-T shuffle(WarpOp op, unsigned mask, T v, int arg, int width, const std::source_location& site) {
+T shuffle(WarpOp op, unsigned mask, T v, int arg, int width, const Site& site) {
   using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
   const std::uint64_t out = warp_op(op, mask, std::bit_cast<Bits>(v), arg, width, site);
   return std::bit_cast<T>(static_cast<Bits>(out));
@@ -77,20 +89,20 @@ T shuffle(WarpOp op, unsigned mask, T v, int arg, int width, const std::source_l
 inline constexpr int warpSize = 32;
 
 // Barriers. The call site is recorded so that divergent barriers are reported by file:line.
-inline void __syncthreads(std::source_location site = std::source_location::current()) {
+inline void __syncthreads(::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   convlab::simt::detail::block_barrier(1, site);
 }
-inline int __syncthreads_count(int predicate, std::source_location site = std::source_location::current()) {
+inline int __syncthreads_count(int predicate, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return convlab::simt::detail::block_barrier(predicate, site).count;
 }
-inline int __syncthreads_and(int predicate, std::source_location site = std::source_location::current()) {
+inline int __syncthreads_and(int predicate, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   const auto r = convlab::simt::detail::block_barrier(predicate, site);
   return r.count == r.arrived;
 }
-inline int __syncthreads_or(int predicate, std::source_location site = std::source_location::current()) {
+inline int __syncthreads_or(int predicate, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return convlab::simt::detail::block_barrier(predicate, site).count != 0;
 }
-inline void __syncwarp(unsigned mask = 0xffffffffu, std::source_location site = std::source_location::current()) {
+inline void __syncwarp(unsigned mask = 0xffffffffu, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::sync, mask, 0, 0, warpSize, site);
 }
 // One OS thread runs every fiber, so there is nothing to order: fences are no-ops.
@@ -100,35 +112,35 @@ inline void __threadfence_block() {}
 // Warp shuffles and votes, for 4- and 8-byte arithmetic types (int, unsigned, float, ...).
 template <convlab::simt::detail::WarpValue T>
 T __shfl_sync(unsigned mask, T var, int src_lane, int width = warpSize,
-              std::source_location site = std::source_location::current()) {
+              ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_idx, mask, var, src_lane, width, site);
 }
 template <convlab::simt::detail::WarpValue T>
 T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
-                 std::source_location site = std::source_location::current()) {
+                 ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_up, mask, var, static_cast<int>(delta),
                                         width, site);
 }
 template <convlab::simt::detail::WarpValue T>
 T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = warpSize,
-                   std::source_location site = std::source_location::current()) {
+                   ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_down, mask, var,
                                         static_cast<int>(delta), width, site);
 }
 template <convlab::simt::detail::WarpValue T>
 T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = warpSize,
-                  std::source_location site = std::source_location::current()) {
+                  ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return convlab::simt::detail::shuffle(convlab::simt::detail::WarpOp::shfl_xor, mask, var, lane_mask, width, site);
 }
-inline unsigned __ballot_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+inline unsigned __ballot_sync(unsigned mask, int predicate, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return static_cast<unsigned>(
       convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::ballot, mask, predicate != 0, 0, warpSize, site));
 }
-inline int __any_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+inline int __any_sync(unsigned mask, int predicate, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return static_cast<int>(
       convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::any, mask, predicate != 0, 0, warpSize, site));
 }
-inline int __all_sync(unsigned mask, int predicate, std::source_location site = std::source_location::current()) {
+inline int __all_sync(unsigned mask, int predicate, ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
   return static_cast<int>(
       convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::all, mask, predicate != 0, 0, warpSize, site));
 }
