@@ -43,6 +43,7 @@ std::string differs_from_reference(const Network& net, NetworkPlan& plan, double
 // with the oracle's on the same input, and a kernel that differs is reported INVALID, without
 // its timings. A batch that does not fit in memory becomes an out_of_memory
 // result and the run goes on. on_result sees each result as soon as it is measured.
+// A SIGINT (bench/interrupt.hpp) ends the run early with the results finished so far.
 // Throws InputError for an unknown model, an unknown or unsupporting kernel.
 std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result = {});
 
