@@ -8,6 +8,7 @@
 
 #include "bench/cli_args.hpp"
 #include "bench/conv_bench.hpp"
+#include "bench/interrupt.hpp"
 #include "bench/lab.hpp"
 #include "bench/validate_command.hpp"
 #include "bench/peak.hpp"
@@ -57,14 +58,27 @@ Peak print_context(const Environment& env) {
   return peak;
 }
 
-// Writes the requested files; the exit code says whether every result is ok or some ran out of memory.
+// Writes the requested files; the exit code says whether every result is ok, some ran out of
+// memory, or a SIGINT cut the run short (then the files hold what was finished, marked incomplete).
 int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
                   const std::vector<Result>& results) {
-  if (!json.empty()) write_file_atomically(json, results_document(env, &peak, results).dump(2) + "\n");
+  const bool complete = !interrupted();
+  const std::string note = fmt::format("interrupted by SIGINT: only the {} results finished are written", results.size());
+  if (!json.empty()) {
+    nlohmann::json doc = results_document(env, &peak, results);
+    doc["complete"] = complete;
+    if (!complete) doc["note"] = note;
+    write_file_atomically(json, doc.dump(2) + "\n");
+  }
   if (!csv.empty()) {
     std::string rows = csv_header();
     for (const Result& r : results) rows += csv_row(r);
+    if (!complete) rows += "# incomplete: " + note + "\n";  // a comment line: pandas' comment='#' skips it
     write_file_atomically(csv, rows);
+  }
+  if (!complete) {
+    fmt::print(stderr, "convlab: {}{}\n", note, json.empty() && csv.empty() ? "" : " (files marked incomplete)");
+    return kExitInterrupted;
   }
   for (const Result& r : results)
     if (r.status == ResultStatus::invalid) return kExitValidationFailed;
@@ -105,6 +119,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   // A bad weights file fails now, before the environment and the table are printed.
   if (!o.weights.empty()) load_network(parse_model(o.model), o.weights);
   check_writable(o.json, o.csv);
+  catch_interrupts();
   const Environment env = collect_environment();
   const Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
@@ -178,18 +193,22 @@ int conv_command(const ConvOptions& o) {
   config.peak_gflops = peak.gflops_all;
   fmt::print("protocol: warmup {}, {} trials, outputs checked against cpu.00_reference before timing\n", o.warmup,
              o.trials);
+  catch_interrupts();
   std::vector<Result> results;
-  for (const NamedProblem& np : config.problems) {
-    ConvBenchConfig one = config;
-    one.problems = {np};
-    const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
-    for (const std::int64_t batch : batches) {
-      one.batches = {batch};
-      const auto measured = run_conv_bench(one, {});
-      std::fputs(conv_table_block(np, batch, measured).c_str(), stdout);
-      std::fflush(stdout);
-      results.insert(results.end(), measured.begin(), measured.end());
+  try {
+    for (const NamedProblem& np : config.problems) {
+      ConvBenchConfig one = config;
+      one.problems = {np};
+      const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
+      for (const std::int64_t batch : batches) {
+        one.batches = {batch};
+        const auto measured = run_conv_bench(one, {});
+        std::fputs(conv_table_block(np, batch, measured).c_str(), stdout);
+        std::fflush(stdout);
+        results.insert(results.end(), measured.begin(), measured.end());
+      }
     }
+  } catch (const Interrupted&) {  // the problem in progress is dropped; write_results marks the rest
   }
   if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
     fmt::print("\n{}", summary);

@@ -1,6 +1,7 @@
 // The `convlab` command line. Exit codes: 0 success; 1 a validation failed; 2 bad input (one line
 // on stderr naming the bad value and the choices); 3 partial success (some batch ran out of
-// memory; the others were measured and written).
+// memory; the others were measured and written); 130 interrupted by SIGINT (bench/interrupt.hpp:
+// what was finished is written, marked incomplete).
 #pragma once
 
 namespace convlab {

@@ -28,6 +28,8 @@ std::vector<std::int64_t> parse_batches(const std::string& list) {
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
     if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1)
       throw InputError(fmt::format("--batch: '{}' is not a positive integer (e.g. --batch 1,32)", item));
+    // Beyond a descriptor's limit, tensor sizes (batch x item) could overflow int64.
+    if (v > kMaxBatch) throw InputError(fmt::format("--batch: {} is too large (at most {})", v, kMaxBatch));
     batches.push_back(v);
   }
   return batches;

@@ -7,18 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "bench/problem_list.hpp"
 #include "bench/report.hpp"
 
 namespace convlab {
-
-struct NamedProblem {
-  ConvProblem problem;
-  std::string role;  // free text, e.g. "first layer (C = 3)"
-};
-
-// One problem per line: a benchdnn descriptor, then optionally the role as free text.
-// '#' starts a comment; blank lines are skipped. Throws InputError naming the file and line.
-std::vector<NamedProblem> read_problems(const std::string& path);
 
 struct ConvBenchConfig {
   std::vector<NamedProblem> problems;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/interrupt.hpp"
+#include "bench/mistrust.hpp"
 #include "kernels/common/error.hpp"
 #include "models/gpu_network.hpp"
 #ifdef CONVLAB_WITH_CUDA
@@ -72,6 +74,7 @@ std::vector<Result> run_gpu_lab(const LabConfig& config, const Network& net, cud
     if (on_result) on_result(r);
     results.push_back(std::move(r));
   };
+  try {
   for (const std::string& id : config.kernels) {
     for (const std::int64_t batch : config.batches) {
       const Result base{.model = config.model, .backend = "cuda", .kernel = id, .batch = batch, .threads = 1,
@@ -115,19 +118,23 @@ std::vector<Result> run_gpu_lab(const LabConfig& config, const Network& net, cud
         if (config.cuda_graph) rows.push_back(measured("graph", graph_replay(rt, plan)));
 
         // Last: the check runs the forward once more on the same input and compares every stored
-        // layer with the oracle's.
+        // layer with the oracle's, then looks for constant outputs (bench/mistrust.hpp).
         plan.upload_input();
         plan.forward();
         rt.synchronize();
-        const std::string why = differs_from_reference(
-            net, batch, plan.input().span(),
-            [&plan](std::size_t i) -> std::optional<Tensor> {
-              if (!plan.materialised(static_cast<int>(i))) return std::nullopt;
-              return plan.download_activation(static_cast<int>(i));
-            },
-            find_kernel(id)->error_scale);
-        if (!why.empty())
-          for (Result& row : rows) row.status = ResultStatus::invalid, row.error = why;
+        std::vector<std::optional<Tensor>> outputs(net.layers().size());
+        for (std::size_t i = 0; i < outputs.size(); ++i)
+          if (plan.materialised(static_cast<int>(i))) outputs[i] = plan.download_activation(static_cast<int>(i));
+        const auto stored = [&outputs](std::size_t i) -> std::optional<std::span<const float>> {
+          if (!outputs[i]) return std::nullopt;
+          return outputs[i]->span();
+        };
+        const std::string why = differs_from_reference(net, batch, plan.input().span(), stored, find_kernel(id)->error_scale);
+        const std::string mistrust = mistrusted_reason(net, plan.input().span(), stored);
+        for (Result& row : rows) {
+          if (!why.empty()) row.status = ResultStatus::invalid, row.error = why;
+          row.mistrusted = mistrust;
+        }
       } catch (const std::bad_alloc&) {
         Result r = base;
         r.status = ResultStatus::out_of_memory;
@@ -136,6 +143,9 @@ std::vector<Result> run_gpu_lab(const LabConfig& config, const Network& net, cud
       }
       for (Result& row : rows) emit(std::move(row));
     }
+  }
+  } catch (const Interrupted&) {
+    // Ctrl-C: the kernel x batch in progress is dropped; the caller writes the finished ones.
   }
   return results;
 }

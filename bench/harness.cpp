@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/interrupt.hpp"
 #include "bench/memory.hpp"
 #include "kernels/common/error.hpp"
 
@@ -36,10 +37,16 @@ Measurement measure(const std::function<void()>& run, Device& device, const Prot
   m.rss_before_bytes = current_rss_bytes();
   m.peak_rss_is_process_lifetime = !reset_peak_rss();
   timed(m.cold_ms, device_timer ? &m.cold_device_ms : nullptr);
-  for (int i = 0; i < protocol.warmup; ++i) run();
+  // A SIGINT is honoured between runs (a flag read, outside the timed region).
+  for (int i = 0; i < protocol.warmup; ++i) {
+    throw_if_interrupted();
+    run();
+  }
   device.synchronize();
-  for (std::size_t i = 0; i < m.samples_ms.size(); ++i)
+  for (std::size_t i = 0; i < m.samples_ms.size(); ++i) {
+    throw_if_interrupted();
     timed(m.samples_ms[i], device_timer ? &m.device_samples_ms[i] : nullptr);
+  }
   m.rss_after_bytes = current_rss_bytes();
   m.peak_rss_bytes = peak_rss_bytes();
   m.device_memory = device.memory();

@@ -32,7 +32,7 @@ struct Measurement {
 };
 
 // `run` is one forward pass at one batch size, submitted to `device`. Throws InputError when
-// trials < 1 or warmup < 0.
+// trials < 1 or warmup < 0, Interrupted when a SIGINT arrives (bench/interrupt.hpp).
 Measurement measure(const std::function<void()>& run, Device& device, const Protocol& protocol,
                     Clock& clock);
 

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 
 #include "bench/gpu_lab.hpp"
+#include "bench/interrupt.hpp"
+#include "bench/mistrust.hpp"
 #include "bench/tolerance.hpp"
 #include "bench/validate.hpp"
 #include "kernels/common/backends.hpp"
@@ -47,26 +49,23 @@ std::unique_ptr<Device> make_device(Backend backend) {
 
 std::string differs_from_reference(const Network& net, NetworkPlan& plan, double error_scale) {
   plan.forward();
-  return differs_from_reference(net, plan.batch(), plan.input().span(),
-                                [&plan](std::size_t i) {
-                                  const Tensor& a = plan.activation(static_cast<int>(i));
-                                  std::optional<Tensor> copy(std::in_place, a.shape());
-                                  std::ranges::copy(a.span(), copy->data());
-                                  return copy;
-                                },
-                                error_scale);
+  return differs_from_reference(
+      net, plan.batch(), plan.input().span(),
+      [&plan](std::size_t i) -> std::optional<std::span<const float>> { return plan.activation(static_cast<int>(i)).span(); },
+      error_scale);
 }
 
 std::string differs_from_reference(const Network& net, std::int64_t batch, std::span<const float> input,
-                                   const std::function<std::optional<Tensor>(std::size_t)>& got, double error_scale) {
+                                   const std::function<std::optional<std::span<const float>>(std::size_t)>& got,
+                                   double error_scale) {
   NetworkPlan reference(net, batch, KernelSelection{.default_kernel = "cpu.00_reference"});
   std::ranges::copy(input, reference.input().span().begin());
   reference.forward();
   const Tolerance tolerance = tolerance_for(error_scale);
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
-    const std::optional<Tensor> layer = got(i);
+    const std::optional<std::span<const float>> layer = got(i);
     if (!layer) continue;  // not stored: checked through the layer that consumed it
-    const auto out = layer->span(), want = reference.activation(static_cast<int>(i)).span();
+    const auto out = *layer, want = reference.activation(static_cast<int>(i)).span();
     const LayerComparison c = compare_layer(net.layers()[i].name, out, want, tolerance);
     if (c.pass) continue;
     if (std::any_of(out.begin(), out.end(), [](float v) { return !std::isfinite(v); }))
@@ -80,6 +79,50 @@ std::string differs_from_reference(const Network& net, std::int64_t batch, std::
   }
   return {};
 }
+
+namespace {
+
+// One kernel at one batch: plan, measure, then check the outputs against the oracle's.
+Result measure_one(const LabConfig& config, const Network& net, Device& device, Clock& clock, const std::string& id,
+                   std::int64_t batch) {
+  Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id, .batch = batch,
+           .threads = omp_get_max_threads(), .protocol = config.protocol, .method = config.method,
+           .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_gflops};
+  try {
+    NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
+    for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, whatever the batch
+      fill_uniform(plan.input().span().subspan(static_cast<std::size_t>(n * net.input_item().elems()),
+                                               static_cast<std::size_t>(net.input_item().elems())),
+                   config.seed, 0);
+    r.model_memory = plan.memory();
+    for (std::size_t i = 0; i < net.layers().size(); ++i)
+      if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
+        r.choices.push_back(net.layers()[i].name + ": " + why);
+    r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
+    if (plan.has_layout_changes())
+      r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
+    r.latency = summarize(r.measurement.samples_ms, config.method);
+    if (!r.measurement.device_samples_ms.empty())
+      r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
+    if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
+    // Either way the activations then hold a fresh forward's, for the constant-output check.
+    std::string why;
+    if (id == "cpu.00_reference") plan.forward();
+    else why = differs_from_reference(net, plan, find_kernel(id)->error_scale);
+    if (!why.empty()) {
+      r.status = ResultStatus::invalid;
+      r.error = std::move(why);
+    } else {
+      r.mistrusted = mistrusted_reason(net, plan);
+    }
+  } catch (const std::bad_alloc&) {
+    r.status = ResultStatus::out_of_memory;
+    r.error = fmt::format("out of memory at batch {}", batch);
+  }
+  return r;
+}
+
+}  // namespace
 
 std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result) {
   const ModelInfo& model = model_or_throw(config.model);
@@ -102,41 +145,15 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
   if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
   SteadyClock clock;
   std::vector<Result> results;
-  for (const std::string& id : config.kernels) {
-    for (const std::int64_t batch : config.batches) {
-      Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
-               .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
-               .method = config.method, .flops_per_item = net.flops_per_item(),
-               .peak_gflops = config.peak_gflops};
-      try {
-        NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
-        for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, whatever the batch
-          fill_uniform(plan.input().span().subspan(static_cast<std::size_t>(n * net.input_item().elems()),
-                                                   static_cast<std::size_t>(net.input_item().elems())),
-                       config.seed, 0);
-        r.model_memory = plan.memory();
-        for (std::size_t i = 0; i < net.layers().size(); ++i)
-          if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
-            r.choices.push_back(net.layers()[i].name + ": " + why);
-        r.measurement = measure([&plan] { plan.forward(); }, *device, config.protocol, clock);
-        if (plan.has_layout_changes())
-          r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, *device, kLayoutProtocol, clock).samples_ms).p50;
-        r.latency = summarize(r.measurement.samples_ms, config.method);
-        if (!r.measurement.device_samples_ms.empty())
-          r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
-        if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
-        if (id != "cpu.00_reference")
-          if (std::string why = differs_from_reference(net, plan, find_kernel(id)->error_scale); !why.empty()) {
-            r.status = ResultStatus::invalid;
-            r.error = std::move(why);
-          }
-      } catch (const std::bad_alloc&) {
-        r.status = ResultStatus::out_of_memory;
-        r.error = fmt::format("out of memory at batch {}", batch);
+  try {
+    for (const std::string& id : config.kernels)
+      for (const std::int64_t batch : config.batches) {
+        results.push_back(measure_one(config, net, *device, clock, id, batch));
+        if (on_result) on_result(results.back());
       }
-      if (on_result) on_result(r);
-      results.push_back(std::move(r));
-    }
+  } catch (const Interrupted&) {
+    // Ctrl-C: the result in progress is dropped; the caller sees interrupted() and writes the
+    // finished ones, marked incomplete.
   }
   return results;
 }

@@ -44,12 +44,14 @@ std::string differs_from_reference(const Network& net, NetworkPlan& plan, double
 // The same judgement for any executor: `got(i)` is layer i's output on the host, or nothing for a
 // layer it does not store (a conv fused into the next add); `input` what it ran on.
 std::string differs_from_reference(const Network& net, std::int64_t batch, std::span<const float> input,
-                                   const std::function<std::optional<Tensor>(std::size_t)>& got, double error_scale);
+                                   const std::function<std::optional<std::span<const float>>(std::size_t)>& got,
+                                   double error_scale);
 
 // Measures every kernel x batch; each kernel's outputs from its timed runs are then compared
 // with the oracle's on the same input, and a kernel that differs is reported INVALID, without
 // its timings. A batch that does not fit in memory becomes an out_of_memory
 // result and the run goes on. on_result sees each result as soon as it is measured.
+// A SIGINT (bench/interrupt.hpp) ends the run early with the results finished so far.
 // Throws InputError for an unknown model, an unknown or unsupporting kernel.
 std::vector<Result> run_lab(const LabConfig& config, const std::function<void(const Result&)>& on_result = {});
 

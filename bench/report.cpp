@@ -22,6 +22,7 @@ std::string_view to_string(ResultStatus status) {
 std::vector<std::string> Result::flags() const {
   std::vector<std::string> f = latency.flags;
   if (measurement.peak_rss_is_process_lifetime) f.emplace_back("peak_rss_is_process_lifetime");
+  if (!mistrusted.empty()) f.emplace_back("mistrusted");
   return f;
 }
 
@@ -62,7 +63,8 @@ std::string table_row(const Result& r) {
                      r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
                      r.gflops(), r.peak_gflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak()) : std::string("-"),
                      r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
-                     joined(r.flags(), ","), device);
+                     joined(r.flags(), ","), device) +
+         (r.mistrusted.empty() ? "" : fmt::format("{:<24} {:>5} mistrusted: {}\n", "", "", r.mistrusted));
 }
 
 nlohmann::json to_json(const Result& r) {
@@ -115,6 +117,7 @@ nlohmann::json to_json(const Result& r) {
   if (m.device_memory.peak_bytes) j["memory"]["device_peak_bytes"] = *m.device_memory.peak_bytes;
   if (m.device_memory.in_use_bytes) j["memory"]["device_in_use_bytes"] = *m.device_memory.in_use_bytes;
   j["flags"] = r.flags();
+  if (!r.mistrusted.empty()) j["mistrusted"] = r.mistrusted;
   for (const LayerTime& t : r.layer_times)  // only with --per-layer
     j["per_layer"].push_back({{"layer", t.layer}, {"kind", to_string(t.kind)}, {"kernel", t.kernel},
                               {"p50_ms", t.median_ms}, {"share", t.share}});

@@ -43,6 +43,7 @@ struct Result {
   int threads = 0;
   ResultStatus status = ResultStatus::ok;
   std::string error;  // why the status is not ok
+  std::string mistrusted;  // why an ok result proves little (bench/mistrust.hpp); flag `mistrusted`
   Protocol protocol;
   PercentileMethod method = PercentileMethod::linear;
   Measurement measurement;

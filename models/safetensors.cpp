@@ -6,12 +6,12 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "kernels/common/error.hpp"
+#include "kernels/common/read_file.hpp"
 
 namespace convlab {
 
@@ -33,7 +33,7 @@ std::size_t dtype_size(const std::string& dtype) {
 std::vector<float> convert(const std::string& dtype, const char* data, std::size_t count) {
   std::vector<float> out(count);
   if (dtype == "F32") {
-    std::memcpy(out.data(), data, count * sizeof(float));
+    if (count > 0) std::memcpy(out.data(), data, count * sizeof(float));  // an empty vector's data() may be null
   } else if (dtype == "F16") {
     for (std::size_t i = 0; i < count; ++i) {
       std::uint16_t h;
@@ -139,14 +139,7 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& label)
   return file;
 }
 
-TensorFile read_safetensors(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read '{}'", path));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw InputError(fmt::format("cannot read '{}'", path));
-  return parse_safetensors(std::move(bytes).str(), path);
-}
+TensorFile read_safetensors(const std::string& path) { return parse_safetensors(read_file(path), path); }
 
 std::string serialize_safetensors(const TensorFile& file) {
   json header = json::object();
@@ -156,7 +149,8 @@ std::string serialize_safetensors(const TensorFile& file) {
     if (t.values.size() != static_cast<std::size_t>(t.elems()))
       throw InputError(fmt::format("tensor '{}': {} values for shape of {} elements", name, t.values.size(), t.elems()));
     const std::size_t begin = data.size();
-    data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
+    if (!t.values.empty())  // an empty vector's data() may be null
+      data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
     header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }
   std::string text = header.dump();

@@ -33,13 +33,15 @@ inline fs::path scratch() {
   return dir;
 }
 
-inline Outcome run_convlab(const std::string& args) {
+// Runs a shell command line (e.g. one that sets limits before exec'ing convlab) as a user would.
+inline Outcome run_convlab_with(const std::string& command) {
   const fs::path dir = scratch();
-  const std::string cmd = std::string(CONVLAB_BINARY) + " " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string() + " </dev/null";
+  const std::string cmd = command + " >" + (dir / "out").string() + " 2>" + (dir / "err").string() + " </dev/null";
   const int status = std::system(cmd.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(dir / "out"), slurp(dir / "err")};
 }
+
+inline Outcome run_convlab(const std::string& args) { return run_convlab_with(std::string(CONVLAB_BINARY) + " " + args); }
 
 inline std::size_t lines(const std::string& s) { return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n')); }
 

@@ -23,6 +23,13 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// The nothrow pair too (std::stable_sort's buffer uses it): left to the library, ASan's nothrow new
+// would hand memory to the free() above, an alloc-dealloc mismatch the sanitizer build reported.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::malloc(size == 0 ? 1 : size);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 TEST_CASE("network: lab-cnn has the documented layers and shapes") {
   const Network net = build_lab_cnn(seeded_weights(1));

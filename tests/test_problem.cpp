@@ -91,6 +91,11 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
       {"g3ic4ih7oc6kh3", "ic 4 is not divisible by g 3"},
       {"ic3ih2oc4kh5", "larger than the padded input"},
       {"mb0ic3ih7oc4kh3", "mb must be at least 1"},
+      // Found by tests/fuzz/fuzz_descriptor: a 2^38 kernel overflowed int64 computing the output size.
+      {"mb32ic64ih56oc64oh56kh399999996161", "kh 399999996161 is out of range (at most 16777216)"},
+      {"mb1099511627777ic3ih7oc4kh3", "token 'mb1099511627777' is out of range"},
+      // Fields within range whose tensors are not: n*c*h*w would overflow int64.
+      {"mb16777216ic16777216ih16777216oc1kh1", "a tensor would exceed 2^56 elements"},
   };
   for (const Bad& b : bad) {
     const std::string text = b.text;
@@ -102,6 +107,12 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
       CHECK(std::string(e.what()).find(b.message) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("problem: validate rejects a constructed problem too large to size, before printing it") {
+  ConvProblem p = parse_problem("ic3ih7oc4kh3");
+  p.dilation_h = std::int64_t{1} << 40;  // (kh - 1) * (dh + 1) * ... would overflow in to_string
+  CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("out of range (at most 16777216)"), InputError);
 }
 
 TEST_CASE("problem: with_batch keeps everything but the batch") {

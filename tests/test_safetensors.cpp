@@ -113,6 +113,23 @@ TEST_CASE("safetensors: malformed files give their own error") {
                        InputError);
 }
 
+// Found by tests/fuzz/fuzz_safetensors (its own seed): a zero-element tensor passed the null data()
+// of an empty vector to memcpy, undefined behaviour that UBSan reports in the sanitizer build.
+TEST_CASE("safetensors: a tensor with no elements reads and writes as empty") {
+  const TensorFile file = parse_safetensors(
+      raw_file(R"({"s": {"dtype": "F32", "shape": [], "data_offsets": [0, 4]},)"
+               R"( "e": {"dtype": "F32", "shape": [0, 4], "data_offsets": [4, 4]}})",
+               floats({3})),
+      "empty.safetensors");
+  REQUIRE(file.tensors.size() == 2);
+  CHECK(file.tensors.at("e").values.empty());
+  CHECK(file.tensors.at("e").shape == std::vector<std::int64_t>{0, 4});
+  CHECK(file.tensors.at("s").values == std::vector<float>{3});
+  const TensorFile back = parse_safetensors(serialize_safetensors(file), "mem");
+  CHECK(back.tensors.at("e").values.empty());
+  CHECK(back.tensors.at("e").shape == std::vector<std::int64_t>{0, 4});
+}
+
 TEST_CASE("safetensors: every truncation and every corrupted byte of a file is an error or a parse, never a crash") {
   TensorFile file;
   file.tensors["w"] = {.dtype = "F32", .shape = {2, 2}, .values = {1, 2, 3, 4}};

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's two commands, for a fresh Debian 12 machine:
 #   tools/bootstrap.sh lab    installs what is missing, builds, runs the default lab (build/convlab)
-#   tools/bootstrap.sh test   installs what is missing, builds, runs the whole test suite (ctest)
+#   tools/bootstrap.sh test   installs what is missing, builds, runs the whole test suite (ctest), then
+#                             the same suite under ASan+UBSan (build-asan/) and a short libFuzzer run
+#                             of each fuzz target (build-fuzz/, clang); CONVLAB_FUZZ_SECONDS per target
 # Rerunning is cheap: installed packages are skipped and the build is incremental.
 # Extra CMake options can be passed in CONVLAB_CMAKE_ARGS (e.g. "-DCONVLAB_NATIVE=OFF").
 set -euo pipefail
@@ -16,8 +18,9 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctest-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev
           libdnnl-dev)  # oneDNN: the onednn.conv baseline every kernel is compared with
-# numpy recomputes the reported percentiles; torch makes fresh references for the live check.
-[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch)
+# numpy recomputes the reported percentiles; torch makes fresh references for the live check;
+# clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) build the fuzz targets.
+[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -37,6 +40,30 @@ cmake --build build
 
 if [[ $mode == lab ]]; then
   exec build/convlab
-else
-  cd build && exec ctest --output-on-failure -j "$(nproc)" --timeout 600
 fi
+(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+
+# The whole suite again under ASan + UBSan (-O1: fast enough, still debuggable). The python checks
+# test python, not convlab's memory, and are left to the normal build.
+# shellcheck disable=SC2086
+cmake -S . -B build-asan -G Ninja ${CONVLAB_CMAKE_ARGS:-} -DCONVLAB_SANITIZE=address,undefined \
+      -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" >/dev/null
+cmake --build build-asan
+(cd build-asan && ctest --output-on-failure -j "$(nproc)" --timeout 900 -E 'numpy_reproduces_percentiles|torch_live_validation')
+
+# Each libFuzzer target for a short while, from its seeds (tests/fuzz/corpus/<target>, left as
+# they are: new inputs go to build-fuzz/corpus). A crash stops CI and leaves its input in build-fuzz/.
+cmake -S . -B build-fuzz -G Ninja -DCONVLAB_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --build build-fuzz
+for seeds in tests/fuzz/corpus/*/; do
+  target=$(basename "$seeds")
+  mkdir -p "build-fuzz/corpus/$target"
+  log="build-fuzz/fuzz_$target.log"
+  if ! "build-fuzz/fuzz_$target" -max_total_time="${CONVLAB_FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$target" "$seeds" >"$log" 2>&1; then
+    tail -n 40 "$log"
+    echo "convlab: fuzz_$target found a failure; its input is in build-fuzz/ (see $log)" >&2
+    exit 1
+  fi
+  echo "convlab: fuzz_$target: $(grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' "$log" | tr '\n' ' ')"
+done

@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <initializer_list>
 #include <optional>
 
 #include <fmt/format.h>
@@ -51,6 +52,14 @@ ConvProblem ConvProblem::with_batch(std::int64_t batch) const {
 }
 
 void ConvProblem::validate() const {
+  // Ranges first: the messages below print the problem, which computes its output size.
+  const std::pair<std::string_view, std::int64_t> fields[] = {
+      {"ic", c},       {"ih", h},       {"iw", w},  {"oc", k},  {"kh", r},  {"kw", s},  {"sh", stride_h},
+      {"sw", stride_w}, {"ph", pad_h}, {"pw", pad_w}, {"dh", dilation_h}, {"dw", dilation_w}, {"g", groups}};
+  for (const auto& [key, value] : fields)
+    if (value > kMaxProblemField || value < -kMaxProblemField)
+      throw InputError(fmt::format("invalid convolution: {} {} is out of range (at most {})", key, value, kMaxProblemField));
+  if (n > kMaxBatch) throw InputError(fmt::format("invalid convolution: mb {} is out of range (at most {})", n, kMaxBatch));
   auto require = [&](bool ok, std::string_view what) {
     if (!ok) throw InputError(fmt::format("invalid convolution {}: {}", to_string(*this), what));
   };
@@ -65,6 +74,15 @@ void ConvProblem::validate() const {
   require(c % groups == 0, fmt::format("ic {} is not divisible by g {}", c, groups));
   require(k % groups == 0, fmt::format("oc {} is not divisible by g {}", k, groups));
   require(out_h() >= 1 && out_w() >= 1, "the kernel (with dilation) is larger than the padded input");
+  // In double: the int64 products are what must not overflow.
+  auto elems = [](std::initializer_list<std::int64_t> dims) {
+    double product = 1;
+    for (const std::int64_t d : dims) product *= static_cast<double>(d);
+    return product;
+  };
+  require(elems({n, c, h, w}) <= kMaxTensorElems && elems({n, k, out_h(), out_w()}) <= kMaxTensorElems &&
+              elems({k, c_per_group(), r, s}) <= kMaxTensorElems,
+          "a tensor would exceed 2^56 elements");
 }
 
 ConvProblem parse_problem(std::string_view text) {
@@ -107,8 +125,8 @@ ConvProblem parse_problem(std::string_view text) {
     if (digits == i) throw fail(tok, "has no value");
     std::int64_t value = 0;
     const auto [end, ec] = std::from_chars(text.data() + digits, text.data() + i, value);
-    if (ec != std::errc() || end != text.data() + i || value > (std::int64_t{1} << 40))
-      throw fail(tok, "is out of range");
+    if (ec != std::errc() || end != text.data() + i || value > kMaxBatch)
+      throw fail(tok, "is out of range");  // validate() below applies each field's own limit
     if (v[*field]) throw fail(tok, "repeats a field");
     v[*field] = value;
     token[*field] = tok;

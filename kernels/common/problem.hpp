@@ -14,6 +14,13 @@
 
 namespace convlab {
 
+// Limits that keep every size computation of a problem inside std::int64_t: the batch at most
+// 2^40, every other field at most 2^24 (so (kh - 1) * (dh + 1) and the like stay below 2^48), each
+// tensor at most 2^56 elements (its bytes, and the sum of a network's, stay below 2^63).
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
+inline constexpr std::int64_t kMaxProblemField = std::int64_t{1} << 24;
+inline constexpr double kMaxTensorElems = 72057594037927936.0;  // 2^56
+
 struct ConvProblem {
   std::int64_t n = 2;   // mb: batch
   std::int64_t c = 0;   // ic: input channels
@@ -43,7 +50,8 @@ struct ConvProblem {
   // Compulsory traffic: input, weights, bias and output, each touched once, in FP32.
   double bytes() const;
 
-  // Throws InputError naming the offending field when the problem is not a valid convolution.
+  // Throws InputError naming the offending field when the problem is not a valid convolution,
+  // or one so large that its sizes would overflow (the limits above).
   void validate() const;
 
   // Same problem with another batch size (the network executor plans per batch).
