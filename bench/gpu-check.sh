@@ -48,7 +48,7 @@ grep -E "PASS|FAIL|all pass" "$log" | tail -40
 
 step "benchmark: convlab (eager, with transfers, graph) at batch 1 and 32"
 for m in "${models[@]}"; do
-  run build-gpu/convlab run --backend cuda --model "$m" --weights "$work/$m/weights.safetensors" --kernel all \
+  run build-gpu/convlab run --backend cuda --model "$m" --weights "$work/$m/weights.safetensors" --kernel all --per-layer \
     --batch 1,32 --warmup 10 --trials 100 --cuda-graph --explain --json "$work/run-$m.json"
 done
 run build-gpu/convlab conv --backend cuda --problem "${layers%%,*}" --kernel all --json "$work/conv-1.json"

@@ -35,6 +35,7 @@ Measurement measure(const std::function<void()>& run, Device& device, const Prot
   };
 
   m.rss_before_bytes = current_rss_bytes();
+  m.device_memory_before = device.memory();
   m.peak_rss_is_process_lifetime = !reset_peak_rss();
   timed(m.cold_ms, device_timer ? &m.cold_device_ms : nullptr);
   // A SIGINT is honoured between runs (a flag read, outside the timed region).

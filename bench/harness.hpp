@@ -28,7 +28,7 @@ struct Measurement {
   double cold_device_ms = 0;
   std::uint64_t rss_before_bytes = 0, rss_after_bytes = 0, peak_rss_bytes = 0;
   bool peak_rss_is_process_lifetime = false;  // the high-water mark could not be reset
-  DeviceMemory device_memory;
+  DeviceMemory device_memory_before, device_memory;  // before the cold run, after the trials
 };
 
 // `run` is one forward pass at one batch size, submitted to `device`. Throws InputError when

@@ -116,6 +116,8 @@ nlohmann::json to_json(const Result& r) {
   };
   if (m.device_memory.peak_bytes) j["memory"]["device_peak_bytes"] = *m.device_memory.peak_bytes;
   if (m.device_memory.in_use_bytes) j["memory"]["device_in_use_bytes"] = *m.device_memory.in_use_bytes;
+  if (m.device_memory_before.in_use_bytes)
+    j["memory"]["device_in_use_before_bytes"] = *m.device_memory_before.in_use_bytes;
   j["flags"] = r.flags();
   if (!r.mistrusted.empty()) j["mistrusted"] = r.mistrusted;
   for (const LayerTime& t : r.layer_times)  // only with --per-layer

@@ -19,9 +19,9 @@ BackendStatus backend_status(Backend backend) {
       static const cuda::DeviceInfo info = cuda::probe_device();  // the probe costs a driver call
       const auto version = [](int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); };
       if (!info.present) return {false, "no CUDA device (" + info.error + ")"};
-      return {true, fmt::format("{} (sm_{}{}, {} SMs, {:.1f} GiB), runtime {}, driver {}", info.name,
-                                info.compute_major, info.compute_minor, info.sm_count,
-                                static_cast<double>(info.global_memory_bytes) / (1 << 30),
+      return {true, fmt::format("{} (sm_{}{}, {} SMs at up to {} MHz, {:.1f} GiB at {} MHz), runtime {}, driver {}",
+                                info.name, info.compute_major, info.compute_minor, info.sm_count, info.sm_clock_mhz,
+                                static_cast<double>(info.global_memory_bytes) / (1 << 30), info.memory_clock_mhz,
                                 version(info.runtime_version), version(info.driver_version))};
 #else
       return {false, "no CUDA device: built without CUDA (CONVLAB_CUDA=OFF or nvcc not found)"};

@@ -40,6 +40,10 @@ DeviceInfo probe_device() {
   info.compute_minor = prop.minor;
   info.sm_count = prop.multiProcessorCount;
   info.global_memory_bytes = static_cast<long long>(prop.totalGlobalMem);
+  int khz = 0;  // cudaDeviceProp's clock fields are gone in CUDA 13; the attributes remain
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0) == cudaSuccess) info.sm_clock_mhz = khz / 1000;
+  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, 0) == cudaSuccess) info.memory_clock_mhz = khz / 1000;
+  cudaGetLastError();  // an unknown attribute is not an error worth keeping
   return info;
 }
 

@@ -16,6 +16,7 @@ struct DeviceInfo {
   int runtime_version = 0;  // e.g. 13000 for 13.0
   int driver_version = 0;   // 0 when no driver is installed
   long long global_memory_bytes = 0;
+  int sm_clock_mhz = 0, memory_clock_mhz = 0;  // the maximum clocks the driver reports; 0 if unknown
 };
 
 DeviceInfo probe_device();
