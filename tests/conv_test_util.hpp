@@ -20,9 +20,9 @@ inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream
   return v;
 }
 
-// Where a test runs a kernel: CPU kernels on the host; CUDA kernels on the CPU emulator (always,
-// unless the variant needs tensor cores, which it does not model) and on the GPU when there is
-// one. Tests loop over executors(kernel, p), so a kernel is tested wherever it can run.
+// Where a test runs a kernel: CPU kernels on the host; CUDA kernels on the CPU emulator (always)
+// and on the GPU when there is one. Tests loop over executors(kernel), so a kernel is tested
+// wherever it can run.
 struct Executor {
   const char* name;
   cuda::GpuRuntime* gpu = nullptr;  // null: the host
@@ -42,11 +42,11 @@ inline std::vector<Executor> gpu_runtimes() {
   return e;
 }
 
-inline std::vector<Executor> executors(const KernelInfo& kernel, const ConvProblem& p) {
+inline std::vector<Executor> executors(const KernelInfo& kernel) {
   if (kernel.backend == Backend::cpu) return {{"host"}};
   std::vector<Executor> e;
   if (kernel.backend != Backend::cuda) return e;
-  if (!cuda::needs_tensor_cores(cuda::variant_for(kernel.id, p))) e.push_back({"emulator", &emulator()});
+  e.push_back({"emulator", &emulator()});
 #ifdef CONVLAB_WITH_CUDA
   if (backend_status(Backend::cuda).available) e.push_back({"gpu", &cuda::cuda_runtime()});
 #endif

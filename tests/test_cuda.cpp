@@ -122,7 +122,6 @@ TEST_CASE("cuda: every network matches PyTorch end to end, every CUDA kernel, on
       for (const std::string& id : kernels_covering(net, Backend::cuda)) {
         const KernelInfo& k = *find_kernel(id);
         for (const test::Executor& where : test::gpu_runtimes()) {
-          if (where.gpu == &test::emulator() && k.id == "cuda.03_tensorcore_tf32") continue;  // no tensor cores there
           CAPTURE(model);
           CAPTURE(batch);
           CAPTURE(k.id);

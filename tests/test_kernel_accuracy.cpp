@@ -67,7 +67,7 @@ TEST_CASE("accuracy: fast kernels stay within error_scale x the FP32 bound, with
     for (const char* descriptor : kShapes) {
       const ConvProblem p = parse_problem(descriptor);
       if (!kernel.supports(p)) continue;
-      for (const test::Executor& where : test::executors(kernel, p)) {
+      for (const test::Executor& where : test::executors(kernel)) {
         for (const bool positive : {false, true}) {
           CAPTURE(kernel.id);
           CAPTURE(where.name);

@@ -150,7 +150,7 @@ TEST_CASE("kernels: every kernel matches cpu.00_reference on the labelled shapes
         const ConvProblem p = parse_problem(shape.descriptor);
         if (!kernel.supports(p)) continue;
         stream += 3;
-        for (const test::Executor& where : test::executors(kernel, p)) {
+        for (const test::Executor& where : test::executors(kernel)) {
           CAPTURE(kernel.id);
           CAPTURE(where.name);
           CAPTURE(shape.role);
@@ -176,7 +176,7 @@ TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it s
       ++drawn;
       if (!kernel.supports(p)) continue;
       const Activation activation = tested % 3 == 0 ? Activation::relu : Activation::none;
-      for (const test::Executor& where : test::executors(kernel, p)) {
+      for (const test::Executor& where : test::executors(kernel)) {
         const Comparison c = compare_with_reference(kernel, where, p, activation, 1000 + drawn * 3);
         CHECK_MESSAGE(c.outside_bound == 0,
                       fmt::format("{} ({}) on {}: {} outputs outside the error bound (max abs {:.3g})", kernel.id,
@@ -199,7 +199,7 @@ TEST_CASE("kernels: deterministic kernels give bit-identical outputs on repeated
   const auto b = test::random_values(p.k, 3);
   for (const KernelInfo& kernel : all_kernels()) {
     if (!kernel.deterministic || !kernel.supports(p)) continue;
-    for (const test::Executor& where : test::executors(kernel, p)) {
+    for (const test::Executor& where : test::executors(kernel)) {
       CAPTURE(kernel.id);
       CAPTURE(where.name);
       const auto first = test::run_kernel(kernel, where, p, in, w, b, Activation::relu);
@@ -238,7 +238,7 @@ TEST_CASE("kernels: NaN passes through every kernel's activation, as through PyT
   const auto b = test::random_values(p.k, 9);
   for (const KernelInfo& kernel : all_kernels()) {
     if (kernel.baseline || !kernel.supports(p)) continue;
-    for (const test::Executor& where : test::executors(kernel, p)) {
+    for (const test::Executor& where : test::executors(kernel)) {
       for (Activation activation : {Activation::relu, Activation::relu6}) {
         CAPTURE(kernel.id);
         CAPTURE(where.name);

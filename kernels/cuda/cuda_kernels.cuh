@@ -22,9 +22,7 @@ constexpr int kTf32Tile = 64, kTf32Threads = 128;
 __global__ void conv_naive(ConvArgs a);
 __global__ void conv_smem_tiled(ConvArgs a);
 __global__ void conv_implicit_gemm(ConvArgs a);
-#if defined(__CUDACC__)  // tensor cores: compiled by nvcc only, checked on a GPU only
 __global__ void conv_tensorcore_tf32(ConvArgs a);
-#endif
 __global__ void conv_depthwise(ConvArgs a);
 __global__ void conv_pointwise(ConvArgs a);
 __global__ void conv_implicit_gemm_splitk(ConvArgs a, float* partial, int steps_per_split);

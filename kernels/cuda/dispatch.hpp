@@ -5,7 +5,6 @@
 #pragma once
 
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,9 +16,6 @@ namespace convlab::cuda {
 
 enum class Variant { naive, smem_tiled, implicit_gemm, tensorcore_tf32, depthwise, pointwise, implicit_gemm_splitk };
 std::string_view to_string(Variant v);
-
-// The CPU emulator runs every variant but these.
-constexpr bool needs_tensor_cores(Variant v) { return v == Variant::tensorcore_tf32; }
 
 // A launch in plain numbers; each Launch turns it into its own dim3.
 struct LaunchShape {
@@ -60,12 +56,7 @@ void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace)
     case Variant::naive: return launch(shape, conv_naive, a);
     case Variant::smem_tiled: return launch(shape, conv_smem_tiled, a);
     case Variant::implicit_gemm: return launch(shape, conv_implicit_gemm, a);
-    case Variant::tensorcore_tf32:
-#if defined(__CUDACC__)
-      return launch(shape, conv_tensorcore_tf32, a);
-#else
-      throw std::logic_error("cuda.03_tensorcore_tf32 runs on a GPU only: the emulator has no tensor cores");
-#endif
+    case Variant::tensorcore_tf32: return launch(shape, conv_tensorcore_tf32, a);
     case Variant::depthwise: return launch(shape, conv_depthwise, a);
     case Variant::pointwise: return launch(shape, conv_pointwise, a);
     case Variant::implicit_gemm_splitk: {

@@ -1,7 +1,7 @@
 // The CUDA kernels compiled as plain C++ and run by the CPU emulator (kernels/simt/): one
 // translation unit holds every kernel source, so `__global__` can give them internal linkage and
 // they never collide with the host stubs nvcc makes for the same names when a CUDA build links
-// both into one binary. The tensor-core kernel is left out: the emulator has no tensor cores.
+// both into one binary. The tensor-core kernel runs on a model of WMMA's results (simt/wmma.hpp).
 #include <cstring>
 #include <new>
 #include <unordered_map>
@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda.00_naive.cu"
 #include "kernels/cuda/cuda.01_smem_tiled.cu"
 #include "kernels/cuda/cuda.02_implicit_gemm.cu"
+#include "kernels/cuda/cuda.03_tensorcore_tf32.cu"
 #include "kernels/cuda/cuda.04_depthwise.cu"
 #include "kernels/cuda/cuda.05_pointwise.cu"
 #include "kernels/cuda/cuda.06_implicit_gemm_splitk.cu"
