@@ -9,7 +9,11 @@
 #include "bench/cli_args.hpp"
 #include "bench/conv_bench.hpp"
 #include "bench/interrupt.hpp"
+#include "bench/fresh_process.hpp"
 #include "bench/lab.hpp"
+#include "bench/lab_command.hpp"
+#include "bench/progress.hpp"
+#include "bench/sweep_command.hpp"
 #include "bench/validate_command.hpp"
 #include "bench/peak.hpp"
 #include "kernels/common/backends.hpp"
@@ -21,103 +25,11 @@ namespace convlab {
 
 namespace {
 
-struct RunOptions {
-  std::string model = "lab-cnn";
-  std::string backend = "cpu";
-  std::string kernels = "all";
-  std::string batches = "1,4,16,32";
-  int warmup = 10;
-  int trials = 100;
-  int threads = 0;  // 0: every core
-  std::string percentile = "linear";
-  std::uint64_t seed = 1;
-  std::string weights;  // safetensors state_dict; empty: seeded weights
-  bool per_layer = false;
-  std::string json, csv;
-  bool explain = false;
-  bool cuda_graph = false;
-};
-
-void print_flag_legend() {
-  fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
-             " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
-}
-
-// Output paths are checked before a run, not after minutes of measuring.
-void check_writable(const std::string& json, const std::string& csv) {
-  for (const std::string& path : {json, csv})
-    if (!path.empty()) write_file_atomically(path, "");
-}
-
-// The header of every measuring command: the environment, and the FMA peak measured now.
-Peak print_context(const Environment& env) {
-  const Peak peak = measure_peak(/*quick=*/true);
-  std::fputs(describe(env).c_str(), stdout);
-  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now; `convlab peak` for the full measurement)\n",
-             peak.gflops_all, peak.threads);
-  return peak;
-}
-
-// Writes the requested files; the exit code says whether every result is ok, some ran out of
-// memory, or a SIGINT cut the run short (then the files hold what was finished, marked incomplete).
-int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
-                  const std::vector<Result>& results) {
-  const bool complete = !interrupted();
-  const std::string note = fmt::format("interrupted by SIGINT: only the {} results finished are written", results.size());
-  if (!json.empty()) {
-    nlohmann::json doc = results_document(env, &peak, results);
-    doc["complete"] = complete;
-    if (!complete) doc["note"] = note;
-    write_file_atomically(json, doc.dump(2) + "\n");
-  }
-  if (!csv.empty()) {
-    std::string rows = csv_header();
-    for (const Result& r : results) rows += csv_row(r);
-    if (!complete) rows += "# incomplete: " + note + "\n";  // a comment line: pandas' comment='#' skips it
-    write_file_atomically(csv, rows);
-  }
-  if (!complete) {
-    fmt::print(stderr, "convlab: {}{}\n", note, json.empty() && csv.empty() ? "" : " (files marked incomplete)");
-    return kExitInterrupted;
-  }
-  for (const Result& r : results)
-    if (r.status == ResultStatus::invalid) return kExitValidationFailed;
-  for (const Result& r : results)
-    if (r.status != ResultStatus::ok) return kExitPartial;
-  return kExitOk;
-}
-
 // Shared by `convlab` (the default lab) and `convlab run`.
 int run_lab_command(const RunOptions& o, bool teaching_summary) {
-  if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} must be 0 or more", o.warmup));
-  if (o.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", o.trials));
-  set_threads(o.threads);
-  LabConfig config;
-  config.model = parse_model(o.model).name;
-  config.backend = parse_backend(o.backend);
-  config.batches = parse_batches(o.batches);
-  config.protocol = {.warmup = o.warmup, .trials = o.trials};
-  config.method = parse_percentile_method(o.percentile);
-  config.seed = o.seed;
-  config.weights = o.weights;
-  config.per_layer = o.per_layer;
-  config.cuda_graph = o.cuda_graph;
-  if (o.cuda_graph && config.backend != Backend::cuda) throw InputError("--cuda-graph applies to --backend cuda only");
-  if (o.kernels == "all") {
-    config.kernels = kernels_for_model(o.model, config.backend);
-  } else {
-    config.kernels = parse_kernel_ids(o.kernels, config.backend);
-  }
-  if (const BackendStatus status = backend_status(config.backend); !status.available) {
-    fmt::print(stderr, "convlab: skipping backend {}: {}\n", o.backend, status.detail);
-    return kExitOk;
-  }
-  if (config.kernels.empty()) {
-    fmt::print(stderr, "convlab: skipping backend {}: no kernel of it supports {}\n", o.backend, o.model);
-    return kExitOk;
-  }
-  // A bad weights file fails now, before the environment and the table are printed.
-  if (!o.weights.empty()) load_network(parse_model(o.model), o.weights);
+  std::optional<LabConfig> maybe = lab_config(o);
+  if (!maybe) return kExitOk;
+  LabConfig& config = *maybe;
   check_writable(o.json, o.csv);
   catch_interrupts();
   const Environment env = collect_environment();
@@ -126,12 +38,11 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
              o.backend, o.warmup, o.trials, to_string(config.method));
   std::fputs(table_header().c_str(), stdout);
-  const auto results = run_lab(config, [&o](const Result& r) {
-    std::fputs(table_row(r).c_str(), stdout);
-    if (o.explain)
-      for (const std::string& choice : r.choices) fmt::print("    {}\n", choice);
-    std::fflush(stdout);
-  });
+  std::vector<Result> results;
+  {
+    Progress progress;
+    results = run_lab(config, print_and_advance(config, progress, fmt::format("run: {}", o.model), o.explain));
+  }
 
   if (teaching_summary) {
     for (const std::string& id : config.kernels) {
@@ -286,6 +197,10 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
   cmd.add_flag("--explain", o.explain, "Print what cpu.auto / cuda.auto chose for each layer (and why)");
   cmd.add_flag("--cuda-graph", o.cuda_graph, "CUDA: also time the forward captured once as a CUDA Graph and replayed");
+  cmd.add_flag("--end-to-end", o.end_to_end, "Time decode + preprocess + forward per batch, and each stage (CPU)");
+  cmd.add_option("--images", o.images, "With --end-to-end: a folder of images (default: generated 640x480 JPEGs)");
+  cmd.add_option("--fresh-process", o.fresh_processes,
+                 "Also time N new processes' first forward, from process start to result (CPU)");
 }
 
 }  // namespace
@@ -325,6 +240,10 @@ int run_cli(int argc, char** argv) {
   conv->add_option("--seed", conv_options.seed, "Seed of the input and weights")->capture_default_str();
   conv->add_option("--json", conv_options.json, "Write results as JSON (schema convlab/1)");
   conv->add_option("--csv", conv_options.csv, "Write results as CSV");
+  SweepOptions sweep_options;
+  CLI::App* sweep = add_sweep_command(app, sweep_options);
+  FreshChildOptions child_options;
+  CLI::App* child = add_fresh_child_command(app, child_options);
   int peak_threads = 0;
   CLI::App* peak = app.add_subcommand("peak", "Measure this machine's FP32 FMA peak and memory bandwidth");
   peak->add_option("--threads", peak_threads, "CPU threads (default: all cores)");
@@ -336,6 +255,8 @@ int run_cli(int argc, char** argv) {
     app.parse(argc, argv);
     if (*run) return run_lab_command(run_options, false);
     if (*validate) return run_validate(validate_options);
+    if (*sweep) return run_sweep(sweep_options);
+    if (*child) return run_fresh_child(child_options);
     if (*conv) return conv_command(conv_options);
     if (*peak) return peak_command(peak_threads);
     if (*kernels) return list_kernels();

@@ -83,10 +83,7 @@ std::vector<Result> run_gpu_lab(const LabConfig& config, const Network& net, cud
       rt.reset_peak();  // the device peak reported is this plan's
       try {
         GpuNetworkPlan plan(net, batch, KernelSelection{.default_kernel = id}, rt);
-        for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, as on the CPU
-          fill_uniform(plan.input().span().subspan(static_cast<std::size_t>(n * net.input_item().elems()),
-                                                   static_cast<std::size_t>(net.input_item().elems())),
-                       config.seed, 0);
+        fill_lab_input(net, plan.input().span(), config.seed);  // the same image per item, as on the CPU
         plan.upload_input();
         rt.synchronize();
         Result r = base;

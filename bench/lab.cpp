@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "bench/end_to_end.hpp"
+#include "bench/fresh_process.hpp"
 #include "bench/gpu_lab.hpp"
 #include "bench/interrupt.hpp"
 #include "bench/mistrust.hpp"
@@ -29,6 +31,11 @@ std::vector<std::string> kernels_for_model(const std::string& model, Backend bac
   for (const KernelInfo& k : all_kernels())
     if (k.backend == backend && unsupported_reason(net, std::string(k.id)).empty()) ids.emplace_back(k.id);
   return ids;
+}
+
+void fill_lab_input(const Network& net, std::span<float> input, std::uint64_t seed) {
+  const auto item = static_cast<std::size_t>(net.input_item().elems());
+  for (std::size_t at = 0; at + item <= input.size(); at += item) fill_uniform(input.subspan(at, item), seed, 0);
 }
 
 std::unique_ptr<Device> make_device(Backend backend) {
@@ -90,15 +97,20 @@ Result measure_one(const LabConfig& config, const Network& net, Device& device, 
            .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_gflops};
   try {
     NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
-    for (std::int64_t n = 0; n < batch; ++n)  // the same image per item, whatever the batch
-      fill_uniform(plan.input().span().subspan(static_cast<std::size_t>(n * net.input_item().elems()),
-                                               static_cast<std::size_t>(net.input_item().elems())),
-                   config.seed, 0);
+    fill_lab_input(net, plan.input().span(), config.seed);
     r.model_memory = plan.memory();
     for (std::size_t i = 0; i < net.layers().size(); ++i)
       if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
         r.choices.push_back(net.layers()[i].name + ": " + why);
-    r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
+    if (config.images) {
+      EndToEndPass pass(*config.images, net.input_item(), plan.input().span(), [&plan] { plan.forward(); });
+      r.measurement = measure([&pass] { pass(); }, device, config.protocol, clock);
+      r.stages = pass.medians(static_cast<std::size_t>(config.protocol.trials));
+      r.mode = "end-to-end";
+      r.images = config.images->source;
+    } else {
+      r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
+    }
     if (plan.has_layout_changes())
       r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
     r.latency = summarize(r.measurement.samples_ms, config.method);
@@ -139,6 +151,9 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
   if (device == nullptr)
     throw InputError(fmt::format("backend {} is not available: {}", to_string(config.backend),
                                  backend_status(config.backend).detail));
+  if (config.backend != Backend::cpu && (config.images || config.fresh_processes > 0))
+    throw InputError(fmt::format("{} runs on the CPU backend only for now",
+                                 config.images ? "--end-to-end" : "--fresh-process"));
 #ifdef CONVLAB_WITH_CUDA
   if (config.backend == Backend::cuda) return run_gpu_lab(config, net, cuda::cuda_runtime(), on_result);
 #endif
@@ -149,6 +164,9 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
     for (const std::string& id : config.kernels)
       for (const std::int64_t batch : config.batches) {
         results.push_back(measure_one(config, net, *device, clock, id, batch));
+        // After the plan above is gone: the new processes compete with nothing of this one's.
+        if (config.fresh_processes > 0 && results.back().status == ResultStatus::ok)
+          results.back().fresh = measure_fresh_processes(config, id, batch);
         if (on_result) on_result(results.back());
       }
   } catch (const Interrupted&) {

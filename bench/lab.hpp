@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/image.hpp"
 #include "bench/report.hpp"
 #include "kernels/common/kernel.hpp"
 
@@ -27,10 +28,19 @@ struct LabConfig {
   std::string weights;     // a safetensors state_dict; empty: seeded weights
   bool per_layer = false;  // also time each layer (a separate pass after the measured trials)
   double peak_gflops = 0;  // the measured all-threads FMA peak, for % of peak; 0: not measured
+  // End-to-end (CPU): each timed pass decodes and preprocesses its batch from these images before
+  // the forward (bench/end_to_end.hpp), and the row is mode "end-to-end"; null: the forward alone.
+  std::shared_ptr<const ImageSet> images;
+  // --fresh-process N: also time the first forward of N new convlab processes per kernel x batch
+  // (bench/fresh_process.hpp; re-executes this binary, so only the convlab tool sets it).
+  int fresh_processes = 0;
 };
 
 // The kernels of `backend` that support every conv layer of `model`, in list order.
 std::vector<std::string> kernels_for_model(const std::string& model, Backend backend);
+
+// The model-only input: the same seeded image in every batch item, whatever the batch.
+void fill_lab_input(const Network& net, std::span<float> input, std::uint64_t seed);
 
 // The harness's device for a backend; nullptr when it is not available here.
 std::unique_ptr<Device> make_device(Backend backend);

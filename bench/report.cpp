@@ -47,6 +47,24 @@ std::string table_header() {
                      "flags");
 }
 
+namespace {
+// The lines under an end-to-end or --fresh-process row: the stage breakdown, the cold starts.
+std::string detail_lines(const Result& r) {
+  std::string out;
+  if (r.stages)
+    out += fmt::format("{:<24}   stages p50 per batch: decode {:.3f} + preprocess {:.3f} + forward {:.3f} = {:.3f} ms"
+                       "; images: {}\n", "", r.stages->decode_ms, r.stages->preprocess_ms, r.stages->forward_ms,
+                       r.stages->sum_ms(), r.images);
+  if (r.fresh && !r.fresh->total_ms.empty()) {
+    const Summary total = summarize(r.fresh->total_ms, r.method), forward = summarize(r.fresh->forward_ms, r.method);
+    out += fmt::format("{:<24}   {} fresh processes, start to first result: p50 {:.1f} ms, p95 {:.1f} ms, max {:.1f} ms"
+                       " (the first forward alone: p50 {:.3f} ms)\n", "", total.n, total.p50, total.p95, total.max,
+                       forward.p50);
+  }
+  return out;
+}
+}  // namespace
+
 std::string table_row(const Result& r) {
   const std::string kernel = r.mode.empty() ? r.kernel : fmt::format("{} {}", r.kernel, r.mode);
   if (r.status != ResultStatus::ok)
@@ -63,7 +81,7 @@ std::string table_row(const Result& r) {
                      r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
                      r.gflops(), r.peak_gflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak()) : std::string("-"),
                      r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
-                     joined(r.flags(), ","), device) +
+                     joined(r.flags(), ","), device) + detail_lines(r) +
          (r.mistrusted.empty() ? "" : fmt::format("{:<24} {:>5} mistrusted: {}\n", "", "", r.mistrusted));
 }
 
@@ -120,6 +138,17 @@ nlohmann::json to_json(const Result& r) {
     j["memory"]["device_in_use_before_bytes"] = *m.device_memory_before.in_use_bytes;
   j["flags"] = r.flags();
   if (!r.mistrusted.empty()) j["mistrusted"] = r.mistrusted;
+  if (r.stages)
+    j["stages_ms"] = {{"decode", r.stages->decode_ms}, {"preprocess", r.stages->preprocess_ms},
+                      {"forward", r.stages->forward_ms}, {"sum", r.stages->sum_ms()}, {"images", r.images}};
+  if (r.fresh && !r.fresh->total_ms.empty()) {
+    const Summary total = summarize(r.fresh->total_ms, r.method), forward = summarize(r.fresh->forward_ms, r.method);
+    j["fresh_process"] = {{"runs", total.n},
+                          {"start_to_result_ms", {{"p50", total.p50}, {"p95", total.p95}, {"max", total.max}}},
+                          {"samples_ms", r.fresh->total_ms},
+                          {"first_forward_ms", {{"p50", forward.p50}, {"p95", forward.p95}, {"max", forward.max}}},
+                          {"first_forward_samples_ms", r.fresh->forward_ms}};
+  }
   for (const LayerTime& t : r.layer_times)  // only with --per-layer
     j["per_layer"].push_back({{"layer", t.layer}, {"kind", to_string(t.kind)}, {"kernel", t.kernel},
                               {"p50_ms", t.median_ms}, {"share", t.share}});
@@ -137,14 +166,15 @@ std::string csv_header() {
   return "model,problem,backend,kernel,mode,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
          "mean_ms,std_ms,min_ms,max_ms,cold_ms,per_item_ms,throughput_items_per_s,rss_before_bytes,"
          "rss_after_bytes,peak_rss_bytes,weights_bytes,activations_bytes,workspace_bytes,gflops,percent_of_peak,"
-         "max_abs_error,normalised_error,flags\n";
+         "max_abs_error,normalised_error,flags,decode_ms,preprocess_ms,forward_ms,fresh_p50_ms,fresh_p95_ms,"
+         "fresh_max_ms\n";
 }
 
 std::string csv_row(const Result& r) {
   const Measurement& m = r.measurement;
   std::string row = fmt::format("{},{},{},{},{},{},{},{}", r.model, r.problem, r.backend, r.kernel, r.mode, r.batch,
                                 r.threads, to_string(r.status));
-  if (r.status != ResultStatus::ok) return row + std::string(25, ',') + "\n";
+  if (r.status != ResultStatus::ok) return row + std::string(31, ',') + "\n";
   const Summary& s = r.latency;
   row += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", r.protocol.warmup,
                      r.protocol.trials, to_string(r.method), s.p50, s.p90, s.p95, s.p99, s.mean, s.std, s.min,
@@ -153,7 +183,16 @@ std::string csv_row(const Result& r) {
                      r.model_memory.activations_bytes, r.model_memory.workspace_bytes, r.gflops(),
                      r.percent_of_peak());
   row += r.accuracy ? fmt::format("{},{},", r.accuracy->max_abs, r.accuracy->normalised) : std::string(",,");
-  return row + joined(r.flags(), ";") + "\n";
+  row += joined(r.flags(), ";");
+  row += r.stages ? fmt::format(",{},{},{}", r.stages->decode_ms, r.stages->preprocess_ms, r.stages->forward_ms)
+                  : std::string(",,,");
+  if (r.fresh && !r.fresh->total_ms.empty()) {
+    const Summary total = summarize(r.fresh->total_ms, r.method);
+    row += fmt::format(",{},{},{}", total.p50, total.p95, total.max);
+  } else {
+    row += ",,,";
+  }
+  return row + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

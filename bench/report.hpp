@@ -33,12 +33,27 @@ struct ErrorStats {
   bool sampled = false;      // true when only a sample of the outputs was compared
 };
 
+// End-to-end rows (bench/end_to_end.hpp): the median per batch of each stage over the trials. The
+// row's latency is the whole pass, timed by the harness; the stages are timed inside it.
+struct StageTimes {
+  double decode_ms = 0, preprocess_ms = 0, forward_ms = 0;
+  double sum_ms() const { return decode_ms + preprocess_ms + forward_ms; }
+};
+
+// --fresh-process N (bench/fresh_process.hpp): per new process, the time from its start to its
+// first forward's result, and that first forward alone.
+struct FreshProcesses {
+  std::vector<double> total_ms, forward_ms;
+};
+
 struct Result {
   std::string model;    // the network, or empty for a single convolution
   std::string problem;  // the benchdnn descriptor, for a single convolution
   std::string role;     // e.g. "first layer", for a single convolution
   std::string backend, kernel;
-  std::string mode;  // GPU: "eager", "eager+transfers" or "graph" (bench/gpu_lab.hpp); empty on the CPU
+  // GPU: "eager", "eager+transfers" or "graph" (bench/gpu_lab.hpp); "end-to-end" for a pass that
+  // decodes and preprocesses its batch first (bench/end_to_end.hpp); empty: the forward alone on the CPU
+  std::string mode;
   std::int64_t batch = 0;
   int threads = 0;
   ResultStatus status = ResultStatus::ok;
@@ -56,6 +71,9 @@ struct Result {
   std::vector<std::string> choices;    // "conv1: chose ..." for kernels that choose (cpu.auto)
   std::optional<double> layout_ms;     // p50 of the layout conversions alone, when the kernel makes any
   std::vector<LayerTime> layer_times;  // with --per-layer: each layer's median and share
+  std::optional<StageTimes> stages;    // end-to-end rows (mode "end-to-end")
+  std::string images;                  // end-to-end rows: where the images came from
+  std::optional<FreshProcesses> fresh;  // with --fresh-process N
 
   double gflops() const { return flops_per_item * static_cast<double>(batch) / (latency.p50 * 1e6); }
   double percent_of_peak() const { return peak_gflops > 0 ? 100.0 * gflops() / peak_gflops : 0.0; }

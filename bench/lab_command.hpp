@@ -1,0 +1,61 @@
+// What the measuring commands share (`convlab`, `run`, `sweep`): their options, the LabConfig
+// they make, the header they print and the files and exit code they end with.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/environment.hpp"
+#include "bench/lab.hpp"
+#include "bench/peak.hpp"
+#include "bench/report.hpp"
+
+namespace convlab {
+
+struct RunOptions {
+  std::string model = "lab-cnn";
+  std::string backend = "cpu";
+  std::string kernels = "all";  // also "auto": the backend's <backend>.auto
+  std::string batches = "1,4,16,32";
+  int warmup = 10;
+  int trials = 100;
+  int threads = 0;  // 0: every core
+  std::string percentile = "linear";
+  std::uint64_t seed = 1;
+  std::string weights;  // safetensors state_dict; empty: seeded weights
+  bool per_layer = false;
+  std::string json, csv;
+  bool explain = false;
+  bool cuda_graph = false;
+  bool end_to_end = false;
+  std::string images;  // with end_to_end: a folder of images; empty: generated ones
+  int fresh_processes = 0;
+};
+
+// Checks the options and makes the run's configuration (images are the caller's to add). Nothing
+// when the backend is not available here or no kernel of it supports the model: the one-line
+// reason is then printed on stderr and the command exits 0. Throws InputError for bad values.
+std::optional<LabConfig> lab_config(const RunOptions& options);
+
+class Progress;
+// The on_result callback of a measuring command: prints each row (with `explain`, also what
+// cpu.auto chose) above the progress line, which then names the next kernel x batch as
+// "<what> <kernel> batch B (i/n)". Steps count from `first_step` of `total_steps` (0: this run's).
+std::function<void(const Result&)> print_and_advance(const LabConfig& config, Progress& progress, std::string what,
+                                                     bool explain, std::size_t first_step = 0,
+                                                     std::size_t total_steps = 0);
+
+void print_flag_legend();
+// Output paths are checked before a run, not after minutes of measuring.
+void check_writable(const std::string& json, const std::string& csv);
+// The header of every measuring command: the environment, and the FMA peak measured now.
+Peak print_context(const Environment& env);
+// Writes the requested files; the exit code says whether every result is ok, some ran out of
+// memory, or a SIGINT cut the run short (then the files hold what was finished, marked incomplete).
+int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
+                  const std::vector<Result>& results);
+
+}  // namespace convlab

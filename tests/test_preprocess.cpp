@@ -1,0 +1,157 @@
+// The end-to-end pipeline's pieces: decoding (PNG, JPEG, PPM; bad files), the deterministic image
+// generator, bilinear resize + normalisation + NCHW packing, and one end-to-end pass.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/end_to_end.hpp"
+#include "bench/image.hpp"
+#include "bench/preprocess.hpp"
+#include "kernels/common/error.hpp"
+
+using namespace convlab;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("convlab_preprocess_" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+Image make_image(int width, int height, int channels, const std::vector<std::uint8_t>& values) {
+  Image img{.width = width, .height = height, .channels = channels};
+  auto* data = new std::uint8_t[values.size()];
+  std::copy(values.begin(), values.end(), data);
+  img.pixels = {data, [](std::uint8_t* p) { delete[] p; }};
+  return img;
+}
+
+std::vector<std::uint8_t> pattern(int width, int height) {  // RGB, every pixel different
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(width) * height * 3);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>(i * 7);
+  return rgb;
+}
+
+void write_ppm(const fs::path& path, int width, int height, const std::vector<std::uint8_t>& rgb) {
+  std::ofstream out(path, std::ios::binary);
+  out << "P6\n" << width << ' ' << height << "\n255\n";
+  out.write(reinterpret_cast<const char*>(rgb.data()), static_cast<std::streamsize>(rgb.size()));
+}
+
+}  // namespace
+
+TEST_CASE("preprocess: an image of the network's size is only normalised, packed channel by channel") {
+  const Image img = make_image(2, 2, 3, {0, 51, 255, 10, 20, 30, 255, 255, 255, 0, 0, 0});
+  const Normalisation norm{{0.5f, 0.0f, 0.2f}, {0.5f, 1.0f, 0.25f}};
+  std::vector<float> out(12);
+  preprocess(img, nchw(1, 3, 2, 2), norm, out);
+  // NCHW: out[c * 4 + y * 2 + x] = (pixel(y, x, c) / 255 - mean[c]) / std[c]
+  CHECK(out[0] == doctest::Approx(-1.0));                     // c0 (0,0): 0
+  CHECK(out[1] == doctest::Approx((10 / 255.0 - 0.5) / 0.5));  // c0 (0,1)
+  CHECK(out[4 + 0] == doctest::Approx(51 / 255.0));           // c1 (0,0)
+  CHECK(out[8 + 2] == doctest::Approx((1.0 - 0.2) / 0.25));   // c2 (1,0): 255
+  CHECK(out[8 + 3] == doctest::Approx(-0.2 / 0.25));          // c2 (1,1): 0
+}
+
+TEST_CASE("preprocess: bilinear with half-pixel centres, clamped at the borders") {
+  const Image img = make_image(2, 1, 1, {0, 255});
+  std::vector<float> out(4);
+  preprocess(img, nchw(1, 1, 1, 4), Normalisation{{0.0f}, {1.0f}}, out);
+  // Output x samples input x = (x + 0.5) / 2 - 0.5: -0.25 (clamped to 0), 0.25, 0.75, 1.25 (to 1).
+  CHECK(out[0] == doctest::Approx(0.0));
+  CHECK(out[1] == doctest::Approx(0.25));
+  CHECK(out[2] == doctest::Approx(0.75));
+  CHECK(out[3] == doctest::Approx(1.0));
+  // Downscaling 4 -> 2 samples between pixels 0,1 and 2,3.
+  const Image wide = make_image(4, 1, 1, {0, 100, 200, 250});
+  std::vector<float> two(2);
+  preprocess(wide, nchw(1, 1, 1, 2), Normalisation{{0.0f}, {1.0f / 255.0f}}, two);
+  CHECK(two[0] == doctest::Approx(50.0));
+  CHECK(two[1] == doctest::Approx(225.0));
+  std::vector<float> rgb_item(12);  // a 3-channel network, a grey image
+  CHECK_THROWS_AS(preprocess(img, nchw(1, 3, 1, 4), normalisation_for(3), rgb_item), InputError);
+}
+
+TEST_CASE("preprocess: ImageNet constants for RGB models, MNIST's for grey ones") {
+  CHECK(normalisation_for(3).mean == std::vector<float>{0.485f, 0.456f, 0.406f});
+  CHECK(normalisation_for(3).std == std::vector<float>{0.229f, 0.224f, 0.225f});
+  CHECK(normalisation_for(1).mean == std::vector<float>{0.1307f});
+  CHECK(normalisation_for(2).std.size() == 2);
+}
+
+TEST_CASE("images: PNG, JPEG and PPM decode, a folder loads sorted, bad folders and files are input errors") {
+  const fs::path dir = fresh_dir("formats");
+  const std::vector<std::uint8_t> rgb = pattern(6, 4);
+  write_png(dir / "b.png", 6, 4, rgb);
+  write_jpeg(dir / "a.jpg", 6, 4, rgb, 95);
+  write_ppm(dir / "c.ppm", 6, 4, rgb);
+  std::ofstream(dir / ".hidden") << "not looked at";
+  const ImageSet set = load_images(dir, 3);
+  REQUIRE(set.images.size() == 3);
+  CHECK(fs::path(set.images[0].name).filename() == "a.jpg");
+  CHECK(fs::path(set.images[2].name).filename() == "c.ppm");
+  const Image png = decode_image(set.images[1], 3), ppm = decode_image(set.images[2], 3);
+  CHECK(png.width == 6);
+  CHECK(png.height == 4);
+  CHECK(png.at(3, 5, 2) == rgb.back());  // lossless formats give the pixels back
+  CHECK(ppm.at(1, 2, 0) == rgb[(1 * 6 + 2) * 3]);
+  CHECK(decode_image(set.images[0], 1).channels == 1);  // grey for 1-channel models
+
+  std::ofstream(dir / "d.jpg") << "this is not a JPEG";
+  CHECK_THROWS_WITH_AS(load_images(dir, 3), doctest::Contains("d.jpg' is not an image"), InputError);
+  CHECK_THROWS_WITH_AS(load_images(fresh_dir("empty"), 3), doctest::Contains("holds no image files"), InputError);
+  CHECK_THROWS_WITH_AS(load_images(dir / "missing", 3), doctest::Contains("is not a folder"), InputError);
+  const fs::path zero = fresh_dir("zero");
+  std::ofstream(zero / "z.png");
+  CHECK_THROWS_WITH_AS(load_images(zero, 3), doctest::Contains("is empty"), InputError);
+}
+
+TEST_CASE("images: the generator is deterministic, and its images decode at the size asked") {
+  const fs::path a = fresh_dir("gen_a"), b = fresh_dir("gen_b"), c = fresh_dir("gen_c");
+  generate_images(a, 2, 64, 48, 7);
+  generate_images(b, 2, 64, 48, 7);
+  generate_images(c, 2, 64, 48, 8);
+  const ImageSet sa = load_images(a, 3), sb = load_images(b, 3), sc = load_images(c, 3);
+  REQUIRE(sa.images.size() == 2);
+  CHECK(sa.images[1].bytes == sb.images[1].bytes);
+  CHECK(sa.images[1].bytes != sc.images[1].bytes);
+  CHECK(sa.images[0].bytes != sa.images[1].bytes);
+  const Image img = decode_image(sa.images[0], 3);
+  CHECK(img.width == 64);
+  CHECK(img.height == 48);
+}
+
+TEST_CASE("end-to-end: a pass fills each batch item with the next image, preprocessed, then runs the forward") {
+  const fs::path dir = fresh_dir("pass");
+  write_png(dir / "0.png", 6, 4, pattern(6, 4));
+  std::vector<std::uint8_t> other = pattern(6, 4);
+  for (auto& v : other) v = static_cast<std::uint8_t>(255 - v);
+  write_png(dir / "1.png", 6, 4, other);
+  const ImageSet set = load_images(dir, 3);
+  const Shape item = nchw(1, 3, 3, 5);
+  std::vector<float> input(3 * 45);
+  int forwards = 0;
+  EndToEndPass pass(set, item, input, [&forwards] { ++forwards; });
+  pass();  // items: image 0, 1, 0
+  CHECK(forwards == 1);
+  std::vector<float> want(45);
+  for (int n = 0; n < 3; ++n) {
+    preprocess(decode_image(set.images[n % 2], 3), item, normalisation_for(3), want);
+    CHECK(std::equal(want.begin(), want.end(), input.begin() + n * 45));
+  }
+  pass();  // wraps on: image 1, 0, 1
+  preprocess(decode_image(set.images[1], 3), item, normalisation_for(3), want);
+  CHECK(std::equal(want.begin(), want.end(), input.begin()));
+  const StageTimes t = pass.medians(2);
+  CHECK(t.decode_ms > 0);
+  CHECK(t.preprocess_ms > 0);
+  CHECK(t.forward_ms >= 0);
+  CHECK(t.sum_ms() == doctest::Approx(t.decode_ms + t.preprocess_ms + t.forward_ms));
+}
