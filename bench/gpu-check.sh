@@ -9,8 +9,8 @@
 #      (cuDNN) eager FP32 and TF32 on the same weights; the largest layers alone, our FP32 and TF32
 #      kernels against cuDNN's.
 # Results (JSON, the summary with the ratios, the log) go to $OUT (or ./gpu-check-out).
-# Without Debian packages on that machine, stage the header-only dependencies first, here:
-#   ../shared/tools/stage-device-deps   (copies them into .device-deps/, carried with the call)
+# Without Debian packages on that machine, stage the dependencies first where they are installed:
+#   tools/stage_deps.sh   (copies them into .device-deps/; take that folder along)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/gpu-check-out}
