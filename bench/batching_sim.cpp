@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include <fmt/format.h>
@@ -30,9 +31,20 @@ double ServiceTimes::at(std::int64_t batch, double u) const {
   return q(lo->second) + f * (q(hi->second) - q(lo->second));
 }
 
+double ServiceTimes::mean(std::int64_t batch) const {
+  // at() interpolates each quantile linearly between two sizes, so its mean is the interpolated mean.
+  const auto avg = [](const std::vector<double>& s) { return std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size()); };
+  const auto hi = sorted_.lower_bound(batch);
+  if (hi == sorted_.end()) return avg(sorted_.rbegin()->second);
+  if (hi->first == batch || hi == sorted_.begin()) return avg(hi->second);
+  const auto lo = std::prev(hi);
+  const double f = static_cast<double>(batch - lo->first) / static_cast<double>(hi->first - lo->first);
+  return avg(lo->second) + f * (avg(hi->second) - avg(lo->second));
+}
+
 double ServiceTimes::capacity_per_s(std::int64_t max_batch) const {
   double best = 0;
-  for (std::int64_t b = 1; b <= max_batch; ++b) best = std::max(best, static_cast<double>(b) * 1e3 / median(b));
+  for (std::int64_t b = 1; b <= max_batch; ++b) best = std::max(best, static_cast<double>(b) * 1e3 / mean(b));
   return best;
 }
 

@@ -23,7 +23,9 @@ class ServiceTimes {
   const std::map<std::int64_t, std::vector<double>>& measured() const { return sorted_; }
   double at(std::int64_t batch, double u) const;  // u in [0, 1]
   double median(std::int64_t batch) const { return at(batch, 0.5); }
-  // The most items per second a batcher with this max batch can serve: max over b <= B of b / median(b).
+  double mean(std::int64_t batch) const;  // the mean of the draws at(batch, u), u uniform
+  // The most items per second a batcher with this max batch can serve: max over b <= B of
+  // b / mean(b). The mean, not the median: a slow tail takes the worker's time too (rho = lambda E[S]).
   double capacity_per_s(std::int64_t max_batch) const;
 
  private:

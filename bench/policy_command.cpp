@@ -117,11 +117,11 @@ int run_policy(const PolicyOptions& o) {
   const std::vector<const Result*> rows = pick_rows(measured, o, source);
   fmt::print("\nservice time per batch ({}, {}{}): each batch draws a latency from the trials, interpolated between sizes\n",
              rows.front()->kernel, source, rows.front()->mode.empty() ? "" : ", mode " + rows.front()->mode);
-  fmt::print("{:>7} {:>7} {:>9} {:>9} {:>13}\n", "batch", "trials", "p50 ms", "p99 ms", "capacity/s");
+  fmt::print("{:>7} {:>7} {:>9} {:>9} {:>9} {:>13}\n", "batch", "trials", "p50 ms", "p99 ms", "mean ms", "capacity/s");
   for (const Result* r : rows) {
     service.add(r->batch, r->measurement.samples_ms);
-    fmt::print("{:>7} {:>7} {:>9.3f} {:>9.3f} {:>13.0f}\n", r->batch, r->latency.n, r->latency.p50, r->latency.p99,
-               r->throughput_items_per_s());
+    fmt::print("{:>7} {:>7} {:>9.3f} {:>9.3f} {:>9.3f} {:>13.0f}\n", r->batch, r->latency.n, r->latency.p50, r->latency.p99,
+               r->latency.mean, static_cast<double>(r->batch) * 1e3 / r->latency.mean);
   }
   std::set<std::int64_t> sizes;
   for (std::int64_t b = 1; b <= service.largest(); b *= 2) sizes.insert(b);
@@ -154,9 +154,9 @@ int run_policy(const PolicyOptions& o) {
                " (its latency is the service time above; the simulation adds the queueing and the wait)\n",
                o.model, o.backend, rows.front()->kernel, p.policy.max_batch);
   } else if (o.rate >= capacity) {
-    fmt::print("\nnone can: {}/s exceeds the capacity of the largest batch measured ({:.0f}/s at batch {}); "
-               "measure larger batches, a faster kernel, or add workers\n",
-               o.rate, capacity, service.largest());
+    fmt::print("\nnone can: {}/s exceeds the capacity with batches up to {} ({:.0f}/s: batch / mean latency, at its best "
+               "size); measure larger batches, a faster kernel, or add workers\n",
+               o.rate, service.largest(), capacity);
   } else {
     const auto fastest = std::min_element(outcomes.begin(), outcomes.end(),
                                           [](const auto& a, const auto& b) { return a.p99_ms < b.p99_ms; });

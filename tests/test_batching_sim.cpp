@@ -68,3 +68,10 @@ TEST_CASE("batching_sim: deterministic for a seed; service times interpolate bet
   CHECK(one.mean_ms == two.mean_ms);
   CHECK_THROWS_AS(s.add(8, {}), InputError);
 }
+
+TEST_CASE("batching_sim: capacity counts the slow tail (the mean service time, not the median)") {
+  ServiceTimes s;
+  s.add(1, {1, 1, 1, 1, 6});  // median 1 ms, mean 2 ms
+  CHECK(s.capacity_per_s(1) == doctest::Approx(500.0));
+  CHECK(simulate(s, {1, 0}, {.rate_per_s = 600, .requests = 5000}).overloaded);
+}

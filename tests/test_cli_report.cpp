@@ -83,7 +83,7 @@ TEST_CASE("cli policy: from a results file, a recommendation, or none when the r
   CHECK(again.out == ok.out);  // deterministic for a seed
   const Outcome none = run_convlab("policy --model lab-cnn --kernel cpu.auto --rate 5000 --slo-p99-ms 40 --from " + a);
   CHECK(none.code == 0);
-  CHECK(none.out.find("none can: 5000/s exceeds the capacity") != std::string::npos);
+  CHECK(none.out.find("none can: 5000/s exceeds the capacity with batches up to 32") != std::string::npos);
   check_usage_error("policy --model lab-cnn --rate 400 --slo-p99-ms 40 --from " + a,
                     "2 kernels measured lab-cnn (cpu.00_reference, cpu.auto): choose one with --kernel");
   check_usage_error("policy --rate 0 --slo-p99-ms 40 --from " + a, "--rate: 0 must be above 0");
