@@ -14,6 +14,9 @@
 #include "bench/lab_command.hpp"
 #include "bench/progress.hpp"
 #include "bench/sweep_command.hpp"
+#include "bench/compare_command.hpp"
+#include "bench/policy_command.hpp"
+#include "bench/report_command.hpp"
 #include "bench/validate_command.hpp"
 #include "bench/peak.hpp"
 #include "kernels/common/backends.hpp"
@@ -220,6 +223,12 @@ int run_cli(int argc, char** argv) {
   add_run_options(*run, run_options);
   ValidateOptions validate_options;
   CLI::App* validate = add_validate_command(app, validate_options);
+  ReportOptions report_options;
+  CLI::App* report = add_report_command(app, report_options);
+  CompareOptions compare_options;
+  CLI::App* compare = add_compare_command(app, compare_options);
+  PolicyOptions policy_options;
+  CLI::App* policy = add_policy_command(app, policy_options);
   CLI::App* kernels = app.add_subcommand("kernels", "List the kernels: id, backend, available here, summary");
   CLI::App* models = app.add_subcommand("models", "List the networks");
   CLI::App* env = app.add_subcommand("env", "Describe this machine and build");
@@ -257,6 +266,9 @@ int run_cli(int argc, char** argv) {
     if (*validate) return run_validate(validate_options);
     if (*sweep) return run_sweep(sweep_options);
     if (*child) return run_fresh_child(child_options);
+    if (*report) return run_report(report_options);
+    if (*compare) return run_compare(compare_options);
+    if (*policy) return run_policy(policy_options);
     if (*conv) return conv_command(conv_options);
     if (*peak) return peak_command(peak_threads);
     if (*kernels) return list_kernels();
