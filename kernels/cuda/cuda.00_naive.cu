@@ -8,7 +8,7 @@
 //   once per output pixel; the caches absorb part of it, but the multiprocessors mostly wait on
 //   loads. Expect a few percent of the FP32 peak; the point is a GPU baseline that is obviously
 //   right.
-// Benchmark: convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.00_naive
+// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.00_naive
 #include "kernels/cuda/conv_args.hpp"
 #include "kernels/cuda/cuda_kernels.cuh"
 

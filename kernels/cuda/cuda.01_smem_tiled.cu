@@ -10,7 +10,7 @@
 //   one (the weight is a broadcast, the input is not). Expect 10-25% of the FP32 peak.
 // Every stride, padding, dilation and group count, while the patch fits in 48 KiB of shared
 //   memory (kernels/cuda/dispatch.hpp checks).
-// Benchmark: convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.01_smem_tiled
+// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.01_smem_tiled
 #include "kernels/cuda/conv_args.hpp"
 #include "kernels/cuda/cuda_kernels.cuh"
 

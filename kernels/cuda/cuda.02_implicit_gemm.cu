@@ -11,7 +11,7 @@
 //   tiles that span images, so batch 32 fills the GPU even where one image is small. Expect
 //   30-50% of the FP32 peak on large layers; the index arithmetic of the gather is the overhead.
 // groups = 1; any stride, padding and dilation.
-// Benchmark: convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.02_implicit_gemm
+// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.02_implicit_gemm
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/implicit_gemm.cuh"
 

@@ -11,7 +11,7 @@
 //   block's and the index math is 32-bit. Expect a share of the memory bandwidth, not of the
 //   FP32 peak; the next step would be several outputs per thread, reusing loaded inputs.
 // Any stride, padding and dilation.
-// Benchmark: convlab conv --problem g32mb32ic32ih32oc32oh32kh3ph1 --kernel cuda.04_depthwise
+// Benchmark: convlab conv --backend cuda --problem g32mb32ic32ih32oc32oh32kh3ph1 --kernel cuda.04_depthwise
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {

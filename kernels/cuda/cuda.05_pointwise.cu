@@ -7,7 +7,7 @@
 // Why faster: no divisions per loaded element and 4x fewer load instructions for the input.
 //   These layers (MobileNet's pointwise convs) carry most of the network's FLOPs; expect the
 //   register tile's bound, 40-60% of the FP32 peak on large ones.
-// Benchmark: convlab conv --problem mb32ic64ih32oc128oh32kh1 --kernel cuda.05_pointwise
+// Benchmark: convlab conv --backend cuda --problem mb32ic64ih32oc128oh32kh1 --kernel cuda.05_pointwise
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
 
