@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iterator>
 #include <new>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -24,9 +25,70 @@ namespace convlab {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Debian 12's stb_image (git 2022-09-08) builds a JPEG Huffman table without checking that its
+// 16 code-length counts add up to at most 256 symbols, and writes past a 257-entry array when
+// they do (found by fuzz_image; later stb versions check it). So every DHT segment is checked
+// here first. Returns why the JPEG is refused, or "" (also for what is not a JPEG at all: the
+// decoder judges the rest).
+std::string bad_jpeg_huffman_table(std::span<const std::uint8_t> b) {
+  if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return {};
+  std::size_t i = 2;
+  while (i + 4 <= b.size()) {
+    if (b[i] != 0xFF) {  // entropy-coded data after a scan: skip to the next marker
+      ++i;
+      continue;
+    }
+    const std::uint8_t marker = b[i + 1];
+    if (marker == 0x00 || marker == 0xFF || (marker >= 0xD0 && marker <= 0xD8) || marker == 0x01) {
+      i += marker == 0xFF ? 1 : 2;  // stuffed byte, fill byte, restart or standalone marker
+      continue;
+    }
+    if (marker == 0xD9) return {};  // end of image
+    const std::size_t length = static_cast<std::size_t>(b[i + 2]) << 8 | b[i + 3];
+    const std::size_t end = std::min(b.size(), i + 2 + length);
+    if (marker == 0xC4) {  // DHT: tables of (class/id, 16 counts, that many symbols)
+      for (std::size_t t = i + 4; t + 17 <= end;) {
+        std::size_t symbols = 0;
+        for (std::size_t k = 1; k <= 16; ++k) symbols += b[t + k];
+        if (symbols > 256) return fmt::format("a Huffman table of {} symbols (at most 256)", symbols);
+        t += 17 + symbols;
+      }
+    }
+    i = std::max(end, i + 2);
+  }
+  return {};
+}
+
+// The same stb_image reads a PNM header number into an int without an overflow check (undefined
+// behaviour past 2^31; found by fuzz_image): header numbers of more than 9 digits are refused.
+std::string bad_pnm_header(std::span<const std::uint8_t> b) {
+  if (b.size() < 2 || b[0] != 'P' || (b[1] != '5' && b[1] != '6')) return {};
+  std::size_t digits = 0;
+  for (std::size_t i = 2, fields = 0; i < b.size() && fields < 3; ++i) {  // width, height, maxval
+    const bool digit = b[i] >= '0' && b[i] <= '9';
+    if (digit && ++digits > 9) return "a header number of more than 9 digits";
+    if (!digit && digits > 0) ++fields, digits = 0;
+    if (b[i] == '#')
+      while (i < b.size() && b[i] != '\n') ++i;  // a comment
+  }
+  return {};
+}
+
+}  // namespace
+
 Image decode_image(const EncodedImage& file, int channels) {
   if (file.bytes.size() > static_cast<std::size_t>(INT32_MAX))
     throw InputError(fmt::format("image '{}' is too large to decode ({} bytes)", file.name, file.bytes.size()));
+  if (const std::string why = bad_jpeg_huffman_table(file.bytes); !why.empty())
+    throw InputError(fmt::format("'{}' is not an image convlab decodes: a corrupt JPEG ({})", file.name, why));
+  if (const std::string why = bad_pnm_header(file.bytes); !why.empty())
+    throw InputError(fmt::format("'{}' is not an image convlab decodes: a corrupt PNM ({})", file.name, why));
+  // Its 16-to-8-bit conversion reads past the decoded buffer on some files (fuzz_image, under
+  // ASan); the lab's images are 8-bit, so 16-bit ones are refused.
+  if (stbi_is_16_bit_from_memory(file.bytes.data(), static_cast<int>(file.bytes.size())))
+    throw InputError(fmt::format("'{}' is a 16-bit image: convlab decodes 8-bit images only", file.name));
   Image img;
   int file_channels = 0;
   std::uint8_t* data = stbi_load_from_memory(file.bytes.data(), static_cast<int>(file.bytes.size()), &img.width,
@@ -38,6 +100,10 @@ Image decode_image(const EncodedImage& file, int channels) {
   }
   img.channels = channels;
   img.pixels = {data, [](std::uint8_t* p) { stbi_image_free(p); }};
+  // stb_image accepts a PPM header whose size field is not a number as size 0 (found by
+  // fuzz_image); an empty image would leave preprocessing nothing to sample.
+  if (img.width < 1 || img.height < 1)
+    throw InputError(fmt::format("'{}' decodes to an empty {}x{} image", file.name, img.width, img.height));
   return img;
 }
 

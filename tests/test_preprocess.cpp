@@ -111,6 +111,27 @@ TEST_CASE("images: PNG, JPEG and PPM decode, a folder loads sorted, bad folders 
   const fs::path zero = fresh_dir("zero");
   std::ofstream(zero / "z.png");
   CHECK_THROWS_WITH_AS(load_images(zero, 3), doctest::Contains("is empty"), InputError);
+  // fuzz_image's find: a PPM whose height is not a number decodes to a 3x0 image in stb_image.
+  const std::string ppm_bad = "P6\n3 /\n255\n";
+  const EncodedImage empty_ppm{"bad.ppm", std::vector<std::uint8_t>(ppm_bad.begin(), ppm_bad.end())};
+  CHECK_THROWS_WITH_AS(decode_image(empty_ppm, 3), doctest::Contains("decodes to an empty 3x0 image"), InputError);
+}
+
+TEST_CASE("images: files that would trip Debian's stb_image are refused before decoding (fuzz_image's finds)") {
+  const auto encoded = [](std::vector<std::uint8_t> bytes) { return EncodedImage{"x", std::move(bytes)}; };
+  // A JPEG Huffman table whose 16 counts add up to 257 symbols: stb writes past a 257-entry array.
+  std::vector<std::uint8_t> jpeg = {0xFF, 0xD8, 0xFF, 0xC4, 0x00, 0x13, 0x00};
+  for (int k = 0; k < 16; ++k) jpeg.push_back(k == 15 ? 17 : 16);  // 15 x 16 + 17 = 257
+  CHECK_THROWS_WITH_AS(decode_image(encoded(jpeg), 3), doctest::Contains("a Huffman table of 257 symbols"), InputError);
+  // A PNM header number too long for an int: stb's parser overflows.
+  const std::string pnm = "P6\n2544444444444 2\n255\n";
+  CHECK_THROWS_WITH_AS(decode_image(encoded({pnm.begin(), pnm.end()}), 3), doctest::Contains("more than 9 digits"),
+                       InputError);
+  // A 16-bit image: stb's 16-to-8-bit conversion can read past its buffer.
+  std::string pgm16 = "P5\n1 1\n65535\n";
+  pgm16 += std::string("\x12\x34", 2);
+  CHECK_THROWS_WITH_AS(decode_image(encoded({pgm16.begin(), pgm16.end()}), 1), doctest::Contains("16-bit image"),
+                       InputError);
 }
 
 TEST_CASE("images: the generator is deterministic, and its images decode at the size asked") {

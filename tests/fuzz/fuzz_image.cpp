@@ -1,0 +1,31 @@
+// libFuzzer target: the end-to-end pipeline's image path (bench/image.cpp: stb_image decoding;
+// bench/preprocess.cpp: resize, normalise, pack). Bytes that are not an image must end in
+// InputError; a decoded image must preprocess into finite values for a 3x32x32 network input.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "bench/image.hpp"
+#include "bench/preprocess.hpp"
+#include "kernels/common/error.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const convlab::EncodedImage file{"fuzz", std::vector<std::uint8_t>(data, data + size)};
+  for (const int channels : {1, 3}) {
+    convlab::Image image;
+    try {
+      image = convlab::decode_image(file, channels);
+    } catch (const convlab::InputError&) {
+      return 0;
+    }
+    if (image.width < 1 || image.height < 1 || image.channels != channels) std::abort();
+    const convlab::Shape item = convlab::nchw(1, channels, 32, 32);
+    std::vector<float> out(static_cast<std::size_t>(item.elems()));
+    convlab::preprocess(image, item, convlab::normalisation_for(channels), out);
+    for (const float v : out)
+      if (!std::isfinite(v)) std::abort();
+  }
+  return 0;
+}
