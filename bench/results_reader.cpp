@@ -105,10 +105,10 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
   if (row.contains("warmup")) r.protocol.warmup = static_cast<int>(rd.integer(row, "warmup", 0));
   if (row.contains("cold_ms")) r.measurement.cold_ms = rd.number(row, "cold_ms");
   r.flops_per_item = rd.number(row, "flops_per_item");
-  r.peak_gflops = peak_gflops;
-  // Without the context's peak, the row's own % of peak still says which peak it was measured against.
-  if (peak_gflops == 0 && row.contains("percent_of_peak") && rd.number(row, "percent_of_peak") > 0)
-    r.peak_gflops = 100 * r.gflops() / rd.number(row, "percent_of_peak");
+  // The context's peak is the CPU's FMA peak: it belongs to the rows measured against it, those
+  // that carry percent_of_peak (not GPU rows). Without it, the row's own % still gives the peak.
+  if (row.contains("percent_of_peak") && rd.number(row, "percent_of_peak") > 0)
+    r.peak_gflops = peak_gflops > 0 ? peak_gflops : 100 * r.gflops() / rd.number(row, "percent_of_peak");
   r.mistrusted = rd.text_or(row, "mistrusted", "");
   if (row.contains("memory") && row["memory"].contains("peak_rss_bytes"))
     r.measurement.peak_rss_bytes = static_cast<std::uint64_t>(rd.integer(row["memory"], "peak_rss_bytes", 0));

@@ -97,3 +97,15 @@ TEST_CASE("results_reader: a missing file is one line naming it") {
   CHECK_THROWS_WITH_AS(read_results_file("/nonexistent/r.json"), doctest::Contains("cannot read '/nonexistent/r.json'"),
                        InputError);
 }
+
+TEST_CASE("results_reader: the context's CPU peak applies to the rows measured against it, not to GPU rows") {
+  Result cpu = test::stored_result("cpu.auto", 4, {1.0, 2.0, 3.0});
+  cpu.peak_gflops = 300;  // the writer then stores percent_of_peak
+  const Result gpu = test::stored_result("cuda.auto", 4, {1.0, 2.0, 3.0}, "graph");  // no peak measured
+  nlohmann::json doc = nlohmann::json::parse(test::results_text({cpu, gpu}));
+  doc["context"]["peak"] = {{"fma_gflops_all_threads", 300.0}};
+  const ResultsFile f = parse_results(doc.dump(), "mixed.json");
+  REQUIRE(f.results.size() == 2);
+  CHECK(f.results[0].peak_gflops == 300);
+  CHECK(f.results[1].peak_gflops == 0);  // a % of the CPU's FMA peak means nothing for a GPU row
+}
