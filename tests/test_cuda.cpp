@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench/gpu_lab.hpp"
 #include "bench/tolerance.hpp"
 #include "bench/validate.hpp"
 #include "conv_test_util.hpp"
@@ -205,4 +206,24 @@ TEST_CASE("cuda: without a device the kernels are listed and planning says why i
   const std::vector<float> w(8 * 3 * 9);
   CHECK_THROWS_WITH_AS(k->plan(parse_problem("mb1ic3ih8oc8oh8kh3ph1"), ConvWeights{w, {}}, {}),
                        doctest::Contains("no CUDA device"), InputError);
+}
+
+TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfers rows, checked against the oracle") {
+  const Network net = find_model("lab-cnn")->build(seeded_weights(1));
+  LabConfig config{.model = "lab-cnn", .backend = Backend::cuda, .kernels = {"cuda.auto"}, .batches = {1, 2},
+                   .protocol = {.warmup = 1, .trials = 3}};
+  const std::vector<Result> rows = run_gpu_lab(config, net, test::emulator(), {});
+  REQUIRE(rows.size() == 4);  // eager and eager+transfers per batch; graphs need a real device
+  for (const Result& r : rows) {
+    CAPTURE(r.mode);
+    CHECK(r.status == ResultStatus::ok);
+    CHECK(r.measurement.samples_ms.size() == 3);
+    CHECK(r.model_memory.weights_bytes > 0);
+    CHECK(r.measurement.device_memory.peak_bytes.value_or(0) >= r.model_memory.activations_bytes);
+    CHECK(r.mistrusted.empty());
+  }
+  CHECK(rows[0].mode == "eager");
+  CHECK(rows[1].mode == "eager+transfers");
+  config.cuda_graph = true;
+  CHECK_THROWS_WITH_AS(run_gpu_lab(config, net, test::emulator(), {}), doctest::Contains("needs a CUDA device"), InputError);
 }
