@@ -78,7 +78,7 @@ std::string bad_pnm_header(std::span<const std::uint8_t> b) {
 
 }  // namespace
 
-Image decode_image(const EncodedImage& file, int channels) {
+Image decode_image(const EncodedImage& file, int channels, std::int64_t max_pixels) {
   if (file.bytes.size() > static_cast<std::size_t>(INT32_MAX))
     throw InputError(fmt::format("image '{}' is too large to decode ({} bytes)", file.name, file.bytes.size()));
   if (const std::string why = bad_jpeg_huffman_table(file.bytes); !why.empty())
@@ -91,6 +91,11 @@ Image decode_image(const EncodedImage& file, int channels) {
     throw InputError(fmt::format("'{}' is a 16-bit image: convlab decodes 8-bit images only", file.name));
   Image img;
   int file_channels = 0;
+  if (stbi_info_from_memory(file.bytes.data(), static_cast<int>(file.bytes.size()), &img.width, &img.height,
+                            &file_channels) &&
+      static_cast<std::int64_t>(img.width) * img.height > max_pixels)
+    throw InputError(fmt::format("'{}' claims {}x{} pixels, more than the {} convlab decodes", file.name, img.width,
+                                 img.height, max_pixels));
   std::uint8_t* data = stbi_load_from_memory(file.bytes.data(), static_cast<int>(file.bytes.size()), &img.width,
                                              &img.height, &file_channels, channels);
   if (data == nullptr) {

@@ -32,9 +32,15 @@ struct Image {
   }
 };
 
+// The most pixels decode_image accepts (64 MP, above any phone photo). A header is read before the
+// pixels: a 40-byte TGA may claim 65535x2610 pixels, which stb_image would otherwise decode from
+// zeros for seconds (found by fuzz_image) and which no lab image needs.
+inline constexpr std::int64_t kMaxImagePixels = std::int64_t{1} << 26;
+
 // Decodes to `channels` channels (1: grey, 3: RGB; stb_image converts). Throws InputError naming
-// the file and stb_image's reason when it is not an image it reads.
-Image decode_image(const EncodedImage& file, int channels);
+// the file and stb_image's reason when it is not an image it reads, or when its header claims
+// more than max_pixels pixels.
+Image decode_image(const EncodedImage& file, int channels, std::int64_t max_pixels = kMaxImagePixels);
 
 // Every regular, non-hidden file in `dir`, sorted by name, read and decoded once to check it.
 // Throws InputError for a missing or empty folder, an unreadable file or one that is not an image.

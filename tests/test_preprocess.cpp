@@ -132,6 +132,17 @@ TEST_CASE("images: files that would trip Debian's stb_image are refused before d
   pgm16 += std::string("\x12\x34", 2);
   CHECK_THROWS_WITH_AS(decode_image(encoded({pgm16.begin(), pgm16.end()}), 1), doctest::Contains("16-bit image"),
                        InputError);
+  // A 32-byte RLE TGA whose header claims 65535x2610 pixels: stb decodes it from zeros, for seconds.
+  const std::vector<std::uint8_t> tga = {0xfd, 0x00, 0x0a, 0x33, 0x20, 0x0b, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                         0xff, 0xff, 0xff, 0x32, 0x0a, 0x20, 0x1a, 0x00, 0x00, 0x00, 0x00,
+                                         0x00, 0x00, 0x00, 0x0d, 0x35, 0x00, 0x00, 0x00, 0x04, 0xaa};
+  CHECK_THROWS_WITH_AS(decode_image(encoded(tga), 3), doctest::Contains("more than the 67108864 convlab decodes"),
+                       InputError);
+  // The cap is the caller's: a 6x4 PPM passes at 24 pixels and is refused at 23.
+  std::string ppm = "P6\n6 4\n255\n" + std::string(6 * 4 * 3, '\x40');
+  CHECK(decode_image(encoded({ppm.begin(), ppm.end()}), 3, 24).width == 6);
+  CHECK_THROWS_WITH_AS(decode_image(encoded({ppm.begin(), ppm.end()}), 3, 23), doctest::Contains("claims 6x4 pixels"),
+                       InputError);
 }
 
 TEST_CASE("images: the generator is deterministic, and its images decode at the size asked") {
