@@ -6,7 +6,6 @@
 #include <new>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
@@ -51,20 +50,6 @@ class Runtime final : public LaunchingRuntime<CudaRuntime, StreamLaunch> {
 
   std::string_view name() const override { return "cuda"; }
 
-  float* allocate(std::size_t floats) override {
-    void* p = nullptr;
-    check(cudaMalloc(&p, floats * sizeof(float)), "cudaMalloc");
-    sizes_[p] = floats * sizeof(float);
-    count_allocation(floats * sizeof(float));
-    return static_cast<float*>(p);
-  }
-  void release(float* p) noexcept override {
-    const auto it = sizes_.find(p);
-    if (it == sizes_.end()) return;
-    count_release(it->second);
-    sizes_.erase(it);
-    cudaFree(p);
-  }
   void upload(float* device, const float* host, std::size_t floats) override {
     check(cudaMemcpyAsync(device, host, floats * sizeof(float), cudaMemcpyHostToDevice, launch_.stream), "upload");
   }
@@ -112,7 +97,13 @@ class Runtime final : public LaunchingRuntime<CudaRuntime, StreamLaunch> {
  private:
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
-  std::unordered_map<void*, std::size_t> sizes_;
+
+  float* device_allocate(std::size_t bytes) override {
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc");
+    return static_cast<float*>(p);
+  }
+  void device_free(float* p) noexcept override { cudaFree(p); }
 };
 
 }  // namespace

@@ -4,7 +4,6 @@
 // both into one binary. The tensor-core kernel runs on a model of WMMA's results (simt/wmma.hpp).
 #include <cstring>
 #include <new>
-#include <unordered_map>
 
 #include "kernels/simt/emulator.hpp"
 #include "kernels/simt/simt.hpp"  // first, so that the definition below replaces its __global__
@@ -37,25 +36,15 @@ struct EmulatedLaunch {
 class EmulatedRuntime final : public LaunchingRuntime<GpuRuntime, EmulatedLaunch> {
  public:
   std::string_view name() const override { return "cuda-emulated"; }
-  float* allocate(std::size_t floats) override {
-    auto* p = static_cast<float*>(::operator new(floats * sizeof(float), std::align_val_t{256}));
-    count_allocation(floats * sizeof(float));
-    sizes_[p] = floats * sizeof(float);
-    return p;
-  }
-  void release(float* p) noexcept override {
-    const auto it = sizes_.find(p);
-    if (it == sizes_.end()) return;
-    count_release(it->second);
-    sizes_.erase(it);
-    ::operator delete(p, std::align_val_t{256});
-  }
   void upload(float* device, const float* host, std::size_t floats) override { std::memcpy(device, host, floats * sizeof(float)); }
   void download(float* host, const float* device, std::size_t floats) override { std::memcpy(host, device, floats * sizeof(float)); }
   void synchronize() override {}
 
  private:
-  std::unordered_map<float*, std::size_t> sizes_;
+  float* device_allocate(std::size_t bytes) override {
+    return static_cast<float*>(::operator new(bytes, std::align_val_t{256}));
+  }
+  void device_free(float* p) noexcept override { ::operator delete(p, std::align_val_t{256}); }
 };
 
 }  // namespace

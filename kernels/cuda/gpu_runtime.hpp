@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 
 #include "kernels/cuda/dispatch.hpp"
 
@@ -19,10 +20,29 @@ class GpuRuntime {
   virtual ~GpuRuntime() = default;
   virtual std::string_view name() const = 0;
 
-  // Device memory. allocate throws std::bad_alloc when the device is full. Never called inside
-  // a timed loop: plans allocate everything up front.
-  virtual float* allocate(std::size_t floats) = 0;
-  virtual void release(float* device) noexcept = 0;
+  // Device memory, counted here for every runtime. allocate throws std::bad_alloc when the device
+  // is full; release ignores pointers it did not hand out. Never called inside a timed loop:
+  // plans allocate everything up front.
+  float* allocate(std::size_t floats) {
+    const std::size_t bytes = floats * sizeof(float);
+    float* p = device_allocate(bytes);
+    try {
+      sizes_.emplace(p, bytes);
+    } catch (...) {
+      device_free(p);
+      throw;
+    }
+    in_use_ += bytes;
+    if (in_use_ > peak_) peak_ = in_use_;
+    return p;
+  }
+  void release(float* device) noexcept {
+    const auto it = sizes_.find(device);
+    if (it == sizes_.end()) return;
+    in_use_ -= it->second;
+    sizes_.erase(it);
+    device_free(device);
+  }
   std::size_t bytes_in_use() const { return in_use_; }
   std::size_t peak_bytes() const { return peak_; }  // since the last reset_peak()
   void reset_peak() { peak_ = in_use_; }
@@ -43,13 +63,11 @@ class GpuRuntime {
   virtual void softmax(const float* in, int batch, int classes, float* out) = 0;
 
  protected:
-  void count_allocation(std::size_t bytes) {
-    in_use_ += bytes;
-    if (in_use_ > peak_) peak_ = in_use_;
-  }
-  void count_release(std::size_t bytes) { in_use_ -= bytes; }
+  virtual float* device_allocate(std::size_t bytes) = 0;  // throws std::bad_alloc when full
+  virtual void device_free(float* device) noexcept = 0;
 
  private:
+  std::unordered_map<float*, std::size_t> sizes_;  // what each live allocation counted
   std::size_t in_use_ = 0, peak_ = 0;
 };
 
