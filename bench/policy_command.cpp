@@ -10,6 +10,7 @@
 #include "bench/cli.hpp"
 #include "bench/cli_args.hpp"
 #include "bench/lab.hpp"
+#include "bench/lab_command.hpp"
 #include "bench/results_reader.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
@@ -53,26 +54,22 @@ std::vector<const Result*> pick_rows(const std::vector<Result>& results, const P
 }
 
 std::vector<Result> measure_now(const PolicyOptions& o, std::string& kernel) {
-  set_threads(o.threads);
-  LabConfig config;
-  config.model = parse_model(o.model).name;
-  config.backend = parse_backend(o.backend);
-  config.batches = parse_batches(o.batches);
-  config.protocol = {.warmup = o.warmup, .trials = o.trials};
-  config.seed = o.seed;
-  const std::vector<std::string> supporting = kernels_for_model(o.model, config.backend);
+  if (const BackendStatus status = backend_status(parse_backend(o.backend)); !status.available)
+    throw InputError(fmt::format("--backend {}: not available here ({})", o.backend, status.detail));
   kernel = o.kernel;
   if (kernel.empty()) {
+    const std::vector<std::string> supporting = kernels_for_model(o.model, parse_backend(o.backend));
     kernel = o.backend + ".auto";
     if (std::ranges::find(supporting, kernel) == supporting.end() && !supporting.empty()) kernel = supporting.front();
   }
-  config.kernels = parse_kernel_ids(kernel, config.backend);
-  if (const BackendStatus status = backend_status(config.backend); !status.available)
-    throw InputError(fmt::format("--backend {}: not available here ({})", o.backend, status.detail));
+  const RunOptions run{.model = o.model, .backend = o.backend, .kernels = kernel, .batches = o.batches,
+                       .warmup = o.warmup, .trials = o.trials, .threads = o.threads, .seed = o.seed};
+  const std::optional<LabConfig> config = lab_config(run);
+  if (!config) throw InputError(fmt::format("--kernel {}: nothing to measure (see above)", kernel));
   fmt::print("measuring {} on {} with {} at batches {} ({} warmup, {} trials each)...\n", o.model, o.backend, kernel,
              o.batches, o.warmup, o.trials);
   std::fflush(stdout);
-  return run_lab(config);
+  return run_lab(*config);
 }
 
 }  // namespace
