@@ -89,12 +89,7 @@ std::vector<Result> measure_gpu(const LabConfig& config, const Network& net, cud
       return m;
     };
     rows.push_back(measured("eager", [&plan] { plan.forward(); }));
-    if (config.per_layer) {
-      std::vector<std::string> kernels;
-      for (std::size_t i = 0; i < net.layers().size(); ++i) kernels.push_back(plan.explain(static_cast<int>(i)));
-      rows.back().layer_times = profile_layers([&plan](std::span<double> ms) { plan.forward_timed(ms); }, net, kernels,
-                                               config.protocol);
-    }
+    if (config.per_layer) rows.back().layer_times = profile_layers(plan, net, config.protocol);
     rows.push_back(measured("eager+transfers", [&plan] {
       plan.upload_input();
       plan.forward();

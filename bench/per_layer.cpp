@@ -6,18 +6,17 @@
 
 namespace convlab {
 
-std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol) {
-  return profile_layers([&plan](std::span<double> ms) { plan.forward_timed(ms); }, net, plan.kernel_ids(), protocol);
-}
+namespace {
 
-std::vector<LayerTime> profile_layers(const std::function<void(std::span<double>)>& forward_timed, const Network& net,
-                                      const std::vector<std::string>& kernels, const Protocol& protocol) {
+template <class Plan>
+std::vector<LayerTime> profile(Plan& plan, const Network& net, const Protocol& protocol) {
+  const std::vector<std::string>& kernels = plan.kernel_ids();
   const std::size_t count = net.layers().size();
   std::vector<double> one(count);
-  for (int i = 0; i < protocol.warmup; ++i) forward_timed(one);
+  for (int i = 0; i < protocol.warmup; ++i) plan.forward_timed(one);
   std::vector<std::vector<double>> samples(count, std::vector<double>(static_cast<std::size_t>(protocol.trials)));
   for (int t = 0; t < protocol.trials; ++t) {
-    forward_timed(one);
+    plan.forward_timed(one);
     for (std::size_t i = 0; i < count; ++i) samples[i][static_cast<std::size_t>(t)] = one[i];
   }
   std::vector<LayerTime> times;
@@ -29,6 +28,15 @@ std::vector<LayerTime> profile_layers(const std::function<void(std::span<double>
   }
   for (LayerTime& t : times) t.share = total > 0 ? t.median_ms / total : 0;
   return times;
+}
+
+}  // namespace
+
+std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol) {
+  return profile(plan, net, protocol);
+}
+std::vector<LayerTime> profile_layers(GpuNetworkPlan& plan, const Network& net, const Protocol& protocol) {
+  return profile(plan, net, protocol);
 }
 
 std::string describe(const std::vector<LayerTime>& times) {

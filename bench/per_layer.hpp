@@ -5,12 +5,11 @@
 // batch 1 and which at batch 32.
 #pragma once
 
-#include <functional>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "bench/harness.hpp"
+#include "models/gpu_network.hpp"
 #include "models/network.hpp"
 
 namespace convlab {
@@ -23,11 +22,10 @@ struct LayerTime {
   double share = 0;     // median_ms / the sum of every layer's median
 };
 
+// Either plan: each has forward_timed (GpuNetworkPlan's synchronises after each layer) and
+// kernel_ids (the kernel of each conv layer).
 std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol);
-// The same for any executor: forward_timed fills one time per layer (GpuNetworkPlan's
-// synchronises after each layer); kernels names each conv layer's kernel (empty elsewhere).
-std::vector<LayerTime> profile_layers(const std::function<void(std::span<double>)>& forward_timed, const Network& net,
-                                      const std::vector<std::string>& kernels, const Protocol& protocol);
+std::vector<LayerTime> profile_layers(GpuNetworkPlan& plan, const Network& net, const Protocol& protocol);
 std::string describe(const std::vector<LayerTime>& times);
 
 }  // namespace convlab

@@ -42,6 +42,7 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
   linear_weights_.resize(layers.size());
   linear_biases_.resize(layers.size());
   fused_.assign(layers.size(), false);
+  kernel_ids_.resize(layers.size());
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
     fused_[i] = fuse_residual && fusable(net, i);
@@ -58,6 +59,7 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
       Epilogue e = l.epilogue;
       if (fused_[i]) e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
       convs_[i].emplace(rt, v, p, ConvWeights{l.weight, l.bias}, e);
+      kernel_ids_[i] = to_string(v);
       memory_.weights_bytes += convs_[i]->weight_bytes();
       memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
     } else if (l.kind == LayerKind::linear) {

@@ -45,7 +45,10 @@ class GpuNetworkPlan {
 
   std::int64_t batch() const { return batch_; }
   const MemoryAccount& memory() const { return memory_; }
-  // "conv1: cuda.02_implicit_gemm", "+ residual add fused" where it applies; empty for other layers.
+  // The kernel that runs each conv layer, in layer order (empty for other layers): cuda.auto's
+  // choice, not cuda.auto. As NetworkPlan::kernel_ids(), for the per-layer profile.
+  const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
+  // "cuda.02_implicit_gemm", "+ residual add fused" where it applies; empty for other layers.
   std::string explain(int layer) const;
 
  private:
@@ -61,6 +64,7 @@ class GpuNetworkPlan {
   std::vector<std::optional<cuda::GpuConv>> convs_;
   std::vector<cuda::DeviceBuffer> linear_weights_, linear_biases_;  // by layer; empty elsewhere
   std::vector<bool> fused_;                        // conv i writes layer i + 1's output
+  std::vector<std::string> kernel_ids_;
   MemoryAccount memory_;
 };
 

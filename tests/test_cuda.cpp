@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "bench/gpu_lab.hpp"
+#include "bench/per_layer.hpp"
 #include "bench/tolerance.hpp"
 #include "bench/validate.hpp"
 #include "conv_test_util.hpp"
@@ -224,6 +225,23 @@ TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfer
   }
   CHECK(rows[0].mode == "eager");
   CHECK(rows[1].mode == "eager+transfers");
+  CHECK(rows[0].layer_times.empty());
+
+  // --per-layer: each layer of the eager row, its conv layers named by the kernel cuda.auto chose.
+  config.per_layer = true;
+  config.batches = {1};
+  const std::vector<Result> profiled = run_gpu_lab(config, net, test::emulator(), {});
+  REQUIRE(profiled.at(0).layer_times.size() == net.layers().size());
+  for (std::size_t i = 0; i < net.layers().size(); ++i) {
+    const LayerTime& t = profiled[0].layer_times[i];
+    CAPTURE(t.layer);
+    CHECK(t.layer == net.layers()[i].name);
+    CHECK(t.median_ms >= 0);
+    if (t.kind == LayerKind::conv)
+      CHECK(t.kernel.starts_with("cuda.0"));
+    else
+      CHECK(t.kernel.empty());
+  }
   config.cuda_graph = true;
   CHECK_THROWS_WITH_AS(run_gpu_lab(config, net, test::emulator(), {}), doctest::Contains("needs a CUDA device"), InputError);
 }
