@@ -53,13 +53,12 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
     if (l.kind == LayerKind::conv) {
       const ConvProblem p = l.conv.with_batch(batch);
       const std::string& kernel_id = kernels.for_layer(l.name);
-      const cuda::Variant v = cuda::variant_for(kernel_id, p);
-      if (std::string why = cuda::unsupported(v, p); !why.empty())
+      if (std::string why = rt.conv_unsupported(rt.conv_variant(kernel_id, p), p); !why.empty())
         throw InputError(fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(p), why));
       Epilogue e = l.epilogue;
       if (fused_[i]) e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
-      convs_[i].emplace(rt, v, p, ConvWeights{l.weight, l.bias}, e);
-      kernel_ids_[i] = to_string(v);
+      convs_[i].emplace(rt, kernel_id, p, ConvWeights{l.weight, l.bias}, e);
+      kernel_ids_[i] = convs_[i]->variant();
       memory_.weights_bytes += convs_[i]->weight_bytes();
       memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
     } else if (l.kind == LayerKind::linear) {
@@ -155,7 +154,7 @@ Tensor GpuNetworkPlan::download_activation(int layer) {
 std::string GpuNetworkPlan::explain(int layer) const {
   const auto i = static_cast<std::size_t>(layer);
   if (!convs_.at(i)) return {};
-  return fmt::format("{}{}", to_string(convs_[i]->variant()), fused_[i] ? " + residual add fused" : "");
+  return fmt::format("{}{}", convs_[i]->variant(), fused_[i] ? " + residual add fused" : "");
 }
 
 }  // namespace convlab

@@ -57,7 +57,7 @@ inline std::vector<Executor> executors(const KernelInfo& kernel) {
 inline std::vector<float> run_on_gpu(cuda::GpuRuntime& gpu, const KernelInfo& kernel, const ConvProblem& p,
                                      const std::vector<float>& input, const std::vector<float>& weight,
                                      const std::vector<float>& bias, Activation activation) {
-  const cuda::GpuConv conv(gpu, cuda::variant_for(kernel.id, p), p, ConvWeights{weight, bias}, Epilogue{.activation = activation});
+  const cuda::GpuConv conv(gpu, kernel.id, p, ConvWeights{weight, bias}, Epilogue{.activation = activation});
   const cuda::DeviceBuffer in(gpu, input.size()), out(gpu, static_cast<std::size_t>(p.output_elems()));
   std::vector<float> result(out.size());
   gpu.upload(in.data(), input.data(), input.size());

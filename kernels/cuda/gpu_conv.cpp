@@ -6,19 +6,20 @@
 
 namespace convlab::cuda {
 
-GpuConv::GpuConv(GpuRuntime& rt, Variant variant, const ConvProblem& p, const ConvWeights& weights, Epilogue epilogue)
-    : rt_(&rt), variant_(variant), shape_(to_shape(p)), activation_(to_act(epilogue.activation)) {
-  if (std::string why = unsupported(variant, p); !why.empty())
-    throw InputError(fmt::format("{} does not support {}: {}", to_string(variant), to_string(p), why));
+GpuConv::GpuConv(GpuRuntime& rt, std::string_view kernel_id, const ConvProblem& p, const ConvWeights& weights,
+                 Epilogue epilogue)
+    : rt_(&rt), variant_(rt.conv_variant(kernel_id, p)), shape_(to_shape(p)), activation_(to_act(epilogue.activation)) {
+  if (std::string why = rt.conv_unsupported(variant_, p); !why.empty())
+    throw InputError(fmt::format("{} does not support {}: {}", kernel_id, to_string(p), why));
   check_weights(p, weights);
-  const std::vector<float> prepared = prepare_weights(variant, p, weights.weight);
+  const std::vector<float> prepared = rt.conv_weights(variant_, p, weights.weight);
   weight_ = DeviceBuffer(rt, prepared.size());
   rt.upload(weight_.data(), prepared.data(), prepared.size());
   if (!weights.bias.empty()) {
     bias_ = DeviceBuffer(rt, weights.bias.size());
     rt.upload(bias_.data(), weights.bias.data(), weights.bias.size());
   }
-  workspace_ = DeviceBuffer(rt, workspace_floats(variant, shape_));
+  workspace_ = DeviceBuffer(rt, rt.conv_workspace_floats(variant_, shape_));
   rt.synchronize();  // `prepared` goes out of scope: the copies must be done
 }
 

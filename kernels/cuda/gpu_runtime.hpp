@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -52,9 +54,19 @@ class GpuRuntime {
   virtual void download(float* host, const float* device, std::size_t floats) = 0;
   virtual void synchronize() = 0;
 
-  // Stream-ordered kernel launches (kernels/cuda/dispatch.hpp says how each is launched).
-  // workspace: workspace_floats(v, a.p) floats of device memory (null when that is 0).
-  virtual void conv(Variant v, const ConvArgs& a, float* workspace) = 0;
+  // The convolution kernels of the runtime's backend (CUDA's: kernels/cuda/dispatch.hpp; Metal's:
+  // metal/dispatch.hpp), each a variant: the backend's own enum, as a number. conv_variant throws
+  // InputError for an id that is not one of its kernels; conv_unsupported is empty when the
+  // variant runs p, else why not; conv_weights is the layout the variant reads.
+  virtual int conv_variant(std::string_view kernel_id, const ConvProblem& p) const = 0;
+  virtual std::string conv_unsupported(int variant, const ConvProblem& p) const = 0;
+  virtual std::string conv_name(int variant) const = 0;
+  virtual std::vector<float> conv_weights(int variant, const ConvProblem& p, std::span<const float> oihw) const = 0;
+  virtual std::size_t conv_workspace_floats(int variant, const ConvShape& p) const = 0;
+
+  // Stream-ordered kernel launches. workspace: conv_workspace_floats(v, a.p) floats of device
+  // memory (null when that is 0).
+  virtual void conv(int variant, const ConvArgs& a, float* workspace) = 0;
   virtual void pool(const PoolArgs& a, bool average) = 0;
   virtual void global_avg_pool(const float* in, int planes, int plane_size, float* out) = 0;
   virtual void linear(const float* in, int batch, int in_features, const float* weight, const float* bias,
@@ -105,7 +117,22 @@ class DeviceBuffer {
 template <class Base, class Launch>
 class LaunchingRuntime : public Base {
  public:
-  void conv(Variant v, const ConvArgs& a, float* workspace) override { launch_conv(launch_, v, a, workspace); }
+  int conv_variant(std::string_view kernel_id, const ConvProblem& p) const override {
+    return static_cast<int>(variant_for(kernel_id, p));
+  }
+  std::string conv_unsupported(int v, const ConvProblem& p) const override {
+    return unsupported(static_cast<Variant>(v), p);
+  }
+  std::string conv_name(int v) const override { return std::string(to_string(static_cast<Variant>(v))); }
+  std::vector<float> conv_weights(int v, const ConvProblem& p, std::span<const float> oihw) const override {
+    return prepare_weights(static_cast<Variant>(v), p, oihw);
+  }
+  std::size_t conv_workspace_floats(int v, const ConvShape& p) const override {
+    return workspace_floats(static_cast<Variant>(v), p);
+  }
+  void conv(int v, const ConvArgs& a, float* workspace) override {
+    launch_conv(launch_, static_cast<Variant>(v), a, workspace);
+  }
   void pool(const PoolArgs& a, bool average) override { launch_pool(launch_, a, average); }
   void global_avg_pool(const float* in, int planes, int plane_size, float* out) override {
     launch_global_avg_pool(launch_, in, planes, plane_size, out);

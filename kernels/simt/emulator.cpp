@@ -362,6 +362,14 @@ void ensure_fibers(Emulator& e, unsigned threads) {
 
 }  // namespace
 
+Coordinates coordinates() {
+  const BuiltinVars& v = running("a thread position").vars;
+  return {{v.thread_idx.x, v.thread_idx.y, v.thread_idx.z},
+          {v.block_idx.x, v.block_idx.y, v.block_idx.z},
+          {v.block_dim.x, v.block_dim.y, v.block_dim.z},
+          {v.grid_dim.x, v.grid_dim.y, v.grid_dim.z}};
+}
+
 void* dynamic_shared() {
   running("CONVLAB_DYNAMIC_SHARED");
   return emulator().dynamic.get();  // null when the launch asked for no dynamic shared memory

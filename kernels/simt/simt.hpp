@@ -4,16 +4,13 @@
 #pragma once
 
 #include "kernels/simt/launch_config.hpp"
+#include "kernels/simt/sync.hpp"
 
 #if defined(__CUDACC__)
 
 #define CONVLAB_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 
 #else  // the emulator
-
-#include <bit>
-#include <cstdint>
-#include <type_traits>
 
 #define __global__
 #define __device__
@@ -34,19 +31,6 @@
 
 namespace convlab::simt::detail {
 
-// Where a barrier or warp op was called. Not std::source_location: Clang 14 with libstdc++ 12
-// lacks it. Site::here() as a default argument gives the caller's file and line with GCC and
-// Clang (GCC resolves the builtins in a braced Site{...} to the declaration instead). GCC 12 has
-// no __builtin_COLUMN, so two barriers on one line count as one site.
-struct Site {
-  const char* file;
-  unsigned line;
-  static constexpr Site here(const char* file = __builtin_FILE(), unsigned line = __builtin_LINE()) {
-    return {file, line};
-  }
-};
-#define CONVLAB_SIMT_HERE ::convlab::simt::detail::Site::here()
-
 struct BuiltinVars {
   uint3 thread_idx;
   uint3 block_idx;
@@ -57,28 +41,6 @@ struct BuiltinVars {
 inline thread_local const BuiltinVars* current_vars = nullptr;
 
 void* dynamic_shared();
-
-enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all };
-// Every warp op is one rendezvous: the calling fiber posts `value` and waits for its warp.
-std::uint64_t warp_op(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg, int width,
-                      const Site& site);
-unsigned active_mask();
-
-struct BarrierResult {
-  int count;    // arrived threads whose predicate was non-zero
-  int arrived;  // live threads of the block
-};
-BarrierResult block_barrier(int predicate, const Site& site);
-
-template <class T>
-concept WarpValue = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8);
-
-template <WarpValue T>
-T shuffle(WarpOp op, unsigned mask, T v, int arg, int width, const Site& site) {
-  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-  const std::uint64_t out = warp_op(op, mask, std::bit_cast<Bits>(v), arg, width, site);
-  return std::bit_cast<T>(static_cast<Bits>(out));
-}
 
 }  // namespace convlab::simt::detail
 
