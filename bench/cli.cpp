@@ -146,11 +146,11 @@ int peak_command(int threads) {
 }
 
 int list_kernels() {
-  fmt::print("{:<24} {:<7} {:<9} {:<12} {:<14} {}\n", "id", "backend", "kind", "available", "deterministic", "summary");
+  fmt::print("{:<28} {:<7} {:<9} {:<12} {:<14} {}\n", "id", "backend", "kind", "available", "deterministic", "summary");
   for (const KernelInfo& k : all_kernels()) {
     const BackendStatus status = backend_status(k.backend);
     const char* available = status.available ? "yes" : k.backend == Backend::metal ? "needs macOS" : "no device";
-    fmt::print("{:<24} {:<7} {:<9} {:<12} {:<14} {}\n", k.id, to_string(k.backend), k.baseline ? "baseline" : "ours",
+    fmt::print("{:<28} {:<7} {:<9} {:<12} {:<14} {}\n", k.id, to_string(k.backend), k.baseline ? "baseline" : "ours",
                available, k.deterministic ? "yes" : "no", k.summary);
   }
   for (Backend b : {Backend::cuda, Backend::metal})

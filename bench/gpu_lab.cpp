@@ -18,35 +18,21 @@ namespace {
 
 class GpuDevice final : public Device {
  public:
-  explicit GpuDevice(cuda::GpuRuntime& rt) : rt_(rt) {
-#ifdef CONVLAB_WITH_CUDA
-    cuda_ = dynamic_cast<cuda::CudaRuntime*>(&rt);
-#endif
-  }
+  explicit GpuDevice(cuda::GpuRuntime& rt) : rt_(rt) {}
   std::string name() const override { return std::string(rt_.name()); }
   void synchronize() override { rt_.synchronize(); }
-#ifdef CONVLAB_WITH_CUDA
-  bool has_device_timer() const override { return cuda_ != nullptr; }
-  void mark_start() override { cuda_->record_start(); }
-  void mark_stop() override { cuda_->record_stop(); }
-  double elapsed_ms() override { return cuda_->elapsed_ms(); }
-#endif
+  bool has_device_timer() const override { return rt_.has_device_timer(); }
+  void mark_start() override { rt_.record_start(); }
+  void mark_stop() override { rt_.record_stop(); }
+  double elapsed_ms() override { return rt_.elapsed_ms(); }
   DeviceMemory memory() const override {
     DeviceMemory m{.peak_bytes = rt_.peak_bytes()};
-#ifdef CONVLAB_WITH_CUDA
-    if (cuda_ != nullptr) {
-      const cuda::DeviceMemoryInfo info = cuda_->memory_info();
-      m.in_use_bytes = info.total_bytes - info.free_bytes;  // every process's, as cudaMemGetInfo sees it
-    }
-#endif
+    if (const std::optional<std::size_t> in_use = rt_.device_bytes_in_use()) m.in_use_bytes = *in_use;
     return m;
   }
 
  private:
   cuda::GpuRuntime& rt_;
-#ifdef CONVLAB_WITH_CUDA
-  cuda::CudaRuntime* cuda_ = nullptr;
-#endif
 };
 
 // Replays the captured graph; only the real runtime has graphs.

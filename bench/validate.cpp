@@ -88,12 +88,14 @@ KernelValidation validate_kernel(const Network& net, const StoredTensor& input, 
                                  const std::string& kernel_id, cuda::GpuRuntime* gpu) {
   const KernelInfo* info = find_kernel(kernel_id);
   if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", kernel_id));
-  const bool on_gpu = info->backend == Backend::cuda;
-  if (on_gpu && gpu == nullptr) throw InputError(fmt::format("{} needs a CUDA runtime (device or emulator)", kernel_id));
+  const bool on_gpu = info->backend != Backend::cpu;
+  if (on_gpu && gpu == nullptr)
+    throw InputError(fmt::format("{} needs a {} runtime (device or emulator)", kernel_id, to_string(info->backend)));
   KernelValidation v{.kernel = kernel_id, .tolerance = tolerance_for(info->error_scale)};
   const std::int64_t batch = input.shape.at(0);
   // The layers the kernel does not support run the backend's plainest kernel.
-  KernelSelection selection{.default_kernel = on_gpu ? "cuda.00_naive" : "cpu.00_reference"};
+  KernelSelection selection{.default_kernel = fmt::format("{}.00_{}", to_string(info->backend),
+                                                          on_gpu ? "naive" : "reference")};
   for (const Layer& l : net.layers()) {
     if (l.kind != LayerKind::conv) continue;
     ++v.conv_layers;

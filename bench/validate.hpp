@@ -45,10 +45,10 @@ struct KernelValidation {
 
 // Runs `net` on `input` (N x C x H x W) and compares each layer that `expect` holds. `kernel_id`
 // runs every conv layer it supports and the backend's simplest kernel the others (cpu.00_reference,
-// cuda.00_naive), so that a kernel made for one kind of layer (depthwise, 1x1) is validated inside
-// real networks too. CUDA kernels run on `gpu` (the device, or the CPU emulator), the whole
-// network on it. Throws InputError when the kernel supports no conv layer of the network, or a
-// CUDA kernel comes without a runtime.
+// cuda.00_naive, metal.00_naive), so that a kernel made for one kind of layer (depthwise, 1x1) is
+// validated inside real networks too. GPU kernels run on `gpu` (the device, or the CPU emulator of
+// their backend), the whole network on it. Throws InputError when the kernel supports no conv
+// layer of the network, or a GPU kernel comes without a runtime.
 KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
                                  const std::string& kernel_id, cuda::GpuRuntime* gpu = nullptr);
 

@@ -11,6 +11,9 @@
 #ifdef CONVLAB_WITH_CUDA
 #include "kernels/cuda/cuda_runtime.hpp"
 #endif
+#ifdef CONVLAB_WITH_METAL_EMULATOR
+#include "metal/dispatch.hpp"
+#endif
 
 namespace convlab::test {
 
@@ -21,11 +24,12 @@ inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream
 }
 
 // Where a test runs a kernel: CPU kernels on the host; CUDA kernels on the CPU emulator (always)
-// and on the GPU when there is one. Tests loop over executors(kernel), so a kernel is tested
-// wherever it can run.
+// and on the GPU when there is one; Metal kernels on the emulator (where clang built them).
+// Tests loop over executors(kernel), so a kernel is tested wherever it can run.
 struct Executor {
   const char* name;
   cuda::GpuRuntime* gpu = nullptr;  // null: the host
+  Backend backend = Backend::cpu;   // whose kernels it runs
 };
 
 inline cuda::GpuRuntime& emulator() {
@@ -33,11 +37,22 @@ inline cuda::GpuRuntime& emulator() {
   return *runtime;
 }
 
-// Every GPU runtime here: the emulator, and the device when there is one.
+#ifdef CONVLAB_WITH_METAL_EMULATOR
+inline cuda::GpuRuntime& metal_emulator() {
+  static const std::unique_ptr<cuda::GpuRuntime> runtime = metal::make_emulated_runtime();
+  return *runtime;
+}
+#endif
+
+// Every GPU runtime here: the CUDA emulator, the CUDA device when there is one, the Metal
+// emulator where it is built.
 inline std::vector<Executor> gpu_runtimes() {
-  std::vector<Executor> e{{"emulator", &emulator()}};
+  std::vector<Executor> e{{"emulator", &emulator(), Backend::cuda}};
 #ifdef CONVLAB_WITH_CUDA
-  if (backend_status(Backend::cuda).available) e.push_back({"gpu", &cuda::cuda_runtime()});
+  if (backend_status(Backend::cuda).available) e.push_back({"gpu", &cuda::cuda_runtime(), Backend::cuda});
+#endif
+#ifdef CONVLAB_WITH_METAL_EMULATOR
+  e.push_back({"metal-emulator", &metal_emulator(), Backend::metal});
 #endif
   return e;
 }
@@ -45,15 +60,12 @@ inline std::vector<Executor> gpu_runtimes() {
 inline std::vector<Executor> executors(const KernelInfo& kernel) {
   if (kernel.backend == Backend::cpu) return {{"host"}};
   std::vector<Executor> e;
-  if (kernel.backend != Backend::cuda) return e;
-  e.push_back({"emulator", &emulator()});
-#ifdef CONVLAB_WITH_CUDA
-  if (backend_status(Backend::cuda).available) e.push_back({"gpu", &cuda::cuda_runtime()});
-#endif
+  for (const Executor& where : gpu_runtimes())
+    if (where.backend == kernel.backend) e.push_back(where);
   return e;
 }
 
-// Runs a CUDA kernel through GpuConv on `gpu`: device buffers in, device buffers out.
+// Runs a GPU kernel through GpuConv on `gpu`: device buffers in, device buffers out.
 inline std::vector<float> run_on_gpu(cuda::GpuRuntime& gpu, const KernelInfo& kernel, const ConvProblem& p,
                                      const std::vector<float>& input, const std::vector<float>& weight,
                                      const std::vector<float>& bias, Activation activation) {

@@ -1,10 +1,12 @@
-// The CUDA backend beyond single convolutions (tests/test_kernels.cpp sweeps those): the network
-// ops, the residual epilogue, whole networks against PyTorch, memory accounting and the no-device
-// path. Every check runs on the CPU emulator, and on the GPU too when there is one.
+// The GPU backends beyond single convolutions (tests/test_kernels.cpp sweeps those): the network
+// ops, the residual epilogue, whole networks against PyTorch (CUDA and Metal), memory accounting
+// and the no-device path. Every check runs on the CPU emulators, and on the GPU too when there is
+// one. tests/test_metal.cpp has what is Metal's own.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "bench/gpu_lab.hpp"
 #include "bench/per_layer.hpp"
@@ -102,7 +104,11 @@ TEST_CASE("cuda: the residual epilogue adds the other branch before the activati
   std::vector<float> want(conv.size());
   for (std::size_t i = 0; i < want.size(); ++i) want[i] = std::max(conv[i] + residual[i], 0.0f);
   for (const test::Executor& where : test::gpu_runtimes()) {
-    for (const char* v : {"cuda.00_naive", "cuda.01_smem_tiled", "cuda.02_implicit_gemm", "cuda.06_implicit_gemm_splitk"}) {
+    const std::vector<const char*> ids =
+        where.backend == Backend::cuda
+            ? std::vector<const char*>{"cuda.00_naive", "cuda.01_smem_tiled", "cuda.02_implicit_gemm", "cuda.06_implicit_gemm_splitk"}
+            : std::vector<const char*>{"metal.00_naive", "metal.01_threadgroup_tiled", "metal.02_simdgroup_matrix"};
+    for (const char* v : ids) {
       CAPTURE(where.name);
       CAPTURE(v);
       cuda::GpuRuntime& rt = *where.gpu;
@@ -115,14 +121,16 @@ TEST_CASE("cuda: the residual epilogue adds the other branch before the activati
   }
 }
 
-TEST_CASE("cuda: every network matches PyTorch end to end, every CUDA kernel, on the GPU runtimes") {
+TEST_CASE("gpu: every network matches PyTorch end to end, every CUDA and Metal kernel, wherever it runs") {
   for (const char* model : {"lab-cnn", "lenet5", "resnet8", "mobilenet-tiny"}) {
     for (const int batch : {1, 3}) {
       const test::Golden g = test::golden(model, batch);
       const Network net = build_from_file(*find_model(model), g.weights, model);
-      for (const std::string& id : kernels_covering(net, Backend::cuda)) {
+      std::vector<std::string> ids = kernels_covering(net, Backend::cuda);
+      std::ranges::copy(kernels_covering(net, Backend::metal), std::back_inserter(ids));
+      for (const std::string& id : ids) {
         const KernelInfo& k = *find_kernel(id);
-        for (const test::Executor& where : test::gpu_runtimes()) {
+        for (const test::Executor& where : test::executors(k)) {
           CAPTURE(model);
           CAPTURE(batch);
           CAPTURE(k.id);

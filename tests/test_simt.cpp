@@ -10,21 +10,13 @@
 #include <vector>
 
 #include "kernels/simt/emulator.hpp"
+#include "tests/emulator_test_util.hpp"
 #include "tests/simt_kernels.hpp"
 
 using namespace convlab;
 using simt::LaunchConfig;
 
-namespace {
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const simt::EmulatorError& e) {
-    return e.what();
-  }
-  return "(no EmulatorError)";
-}
-}  // namespace
+using test::emulator_error;
 
 TEST_CASE("simt: index built-ins over a 3-D grid of 3-D blocks") {
   const LaunchConfig cfg{.grid = {3, 2, 2}, .block = {4, 3, 2}};
@@ -141,7 +133,7 @@ TEST_CASE("simt: a missing barrier reads poisoned shared memory as NaN") {
 
 TEST_CASE("simt: divergent barriers are an error naming both sites") {
   const std::string msg =
-      error_of([] { simt::launch(LaunchConfig{.grid = {1}, .block = {64}}, simt_test::divergent_barrier); });
+      emulator_error([] { simt::launch(LaunchConfig{.grid = {1}, .block = {64}}, simt_test::divergent_barrier); });
   CHECK(msg.find("barrier divergence") != std::string::npos);
   CHECK(msg.find("simt_kernels.cu:" + std::to_string(simt_test::divergent_line_a)) != std::string::npos);
   CHECK(msg.find("simt_kernels.cu:" + std::to_string(simt_test::divergent_line_b)) != std::string::npos);
@@ -152,7 +144,7 @@ TEST_CASE("simt: divergent barriers are an error naming both sites") {
 
 TEST_CASE("simt: a barrier against a warp shuffle is a deadlock error, not a hang") {
   std::vector<float> out(32);
-  const std::string msg = error_of(
+  const std::string msg = emulator_error(
       [&] { simt::launch(LaunchConfig{.grid = {1}, .block = {32}}, simt_test::warp_barrier_deadlock, out.data()); });
   CHECK(msg.find("deadlock") != std::string::npos);
   CHECK(msg.find("__shfl_down_sync") != std::string::npos);
@@ -176,7 +168,7 @@ TEST_CASE("simt: an exception in a kernel thread propagates out of launch") {
 TEST_CASE("simt: bad launch shapes are errors") {
   float out = 0;
   auto launch_with = [&](dim3 grid, dim3 block, unsigned shared = 0) {
-    return error_of([&] {
+    return emulator_error([&] {
       simt::launch(LaunchConfig{.grid = grid, .block = block, .shared_bytes = shared}, simt_test::missing_barrier_plain,
                    &out);
     });
@@ -191,7 +183,7 @@ TEST_CASE("simt: bad launch shapes are errors") {
 
 TEST_CASE("simt: a built-in called outside a launch is an error") {
   int out = 0;
-  CHECK(error_of([&] { simt_test::barrier_loop(1, &out); }) ==
+  CHECK(emulator_error([&] { simt_test::barrier_loop(1, &out); }) ==
         "simt: __syncthreads called outside a kernel run by simt::launch");
 }
 

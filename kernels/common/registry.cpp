@@ -31,6 +31,12 @@ namespace cuda {  // listed in every build; without CUDA, plan says the build ha
 #undef CONVLAB_CUDA_KERNEL
 }  // namespace cuda
 
+namespace metal {  // listed in every build; off macOS, plan says the backend needs it
+#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_KERNEL
+}  // namespace metal
+
 namespace {
 // Sentinel first entry lets an empty list compile; all_kernels() skips it.
 const KernelInfo kKernels[] = {
@@ -47,6 +53,10 @@ const KernelInfo kKernels[] = {
   {id, Backend::cuda, summary, false, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL
+#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale) \
+  {id, Backend::metal, summary, false, deterministic, error_scale, &metal::symbol##_unsupported, &metal::symbol##_plan},
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_KERNEL
 };
 }  // namespace
 

@@ -58,6 +58,7 @@ class Runtime final : public LaunchingRuntime<CudaRuntime, StreamLaunch> {
   }
   void synchronize() override { check(cudaStreamSynchronize(launch_.stream), "cudaStreamSynchronize"); }
 
+  bool has_device_timer() const override { return true; }
   void record_start() override { check(cudaEventRecord(start_, launch_.stream), "cudaEventRecord"); }
   void record_stop() override { check(cudaEventRecord(stop_, launch_.stream), "cudaEventRecord"); }
   double elapsed_ms() override {
@@ -88,10 +89,10 @@ class Runtime final : public LaunchingRuntime<CudaRuntime, StreamLaunch> {
     check(cudaGraphLaunch(exec_, launch_.stream), "cudaGraphLaunch");
   }
 
-  DeviceMemoryInfo memory_info() override {
-    DeviceMemoryInfo m;
-    check(cudaMemGetInfo(&m.free_bytes, &m.total_bytes), "cudaMemGetInfo");
-    return m;
+  std::optional<std::size_t> device_bytes_in_use() override {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    check(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+    return total_bytes - free_bytes;  // every process's, as cudaMemGetInfo sees it
   }
 
  private:

@@ -1,5 +1,5 @@
 // The real GPU behind GpuRuntime: device 0, one non-blocking stream for everything convlab
-// submits, events on that stream for device-side timing, and CUDA Graph capture and replay.
+// submits, an event pair on that stream for the device timer, and CUDA Graph capture and replay.
 // Built only with CONVLAB_WITH_CUDA; this header keeps <cuda_runtime.h> out of its includers.
 #pragma once
 
@@ -10,21 +10,12 @@
 
 namespace convlab::cuda {
 
-struct DeviceMemoryInfo {
-  std::size_t free_bytes = 0, total_bytes = 0;  // cudaMemGetInfo
-};
-
 class CudaRuntime : public GpuRuntime {
  public:
-  // An event pair on the stream around one run; elapsed_ms() is valid after synchronize().
-  virtual void record_start() = 0;
-  virtual void record_stop() = 0;
-  virtual double elapsed_ms() = 0;
   // Captures what `body` submits to the stream into a graph (replacing any earlier one);
   // replay() launches that graph on the stream. Nothing runs during capture.
   virtual void capture(const std::function<void()>& body) = 0;
   virtual void replay() = 0;
-  virtual DeviceMemoryInfo memory_info() = 0;
 };
 
 // The process's runtime, made on first use. Throws InputError when there is no usable device.

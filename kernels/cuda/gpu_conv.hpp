@@ -30,4 +30,18 @@ class GpuConv {
   DeviceBuffer weight_, bias_, workspace_;
 };
 
+// A GpuConv as a registry kernel's plan (the CUDA and Metal entries): run() takes device
+// pointers, as the kernel contract says for GPU kernels.
+class PlannedGpuConv final : public PlannedConv {
+ public:
+  PlannedGpuConv(GpuRuntime& rt, std::string_view id, const ConvProblem& p, const ConvWeights& w, Epilogue e)
+      : conv_(rt, id, p, w, e) {}
+  std::size_t weight_bytes() const override { return conv_.weight_bytes(); }
+  void run(const float* input, float* output, void* /*workspace*/) const override { conv_.run(input, output); }
+  std::string explain() const override { return "ran " + conv_.variant(); }
+
+ private:
+  GpuConv conv_;
+};
+
 }  // namespace convlab::cuda

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,6 +54,17 @@ class GpuRuntime {
   virtual void upload(float* device, const float* host, std::size_t floats) = 0;
   virtual void download(float* host, const float* device, std::size_t floats) = 0;
   virtual void synchronize() = 0;
+
+  // A device-side clock around one run, where the backend has one (CUDA events; Metal's command
+  // buffer GPUStartTime/GPUEndTime): record_start right before the run, record_stop right after,
+  // elapsed_ms once synchronize() has returned.
+  virtual bool has_device_timer() const { return false; }
+  virtual void record_start() {}
+  virtual void record_stop() {}
+  virtual double elapsed_ms() { return 0.0; }
+  // Device memory in use now, by every process where the backend only knows that much
+  // (cudaMemGetInfo; Metal: the device's currentAllocatedSize). Nothing when unknown.
+  virtual std::optional<std::size_t> device_bytes_in_use() { return std::nullopt; }
 
   // The convolution kernels of the runtime's backend (CUDA's: kernels/cuda/dispatch.hpp; Metal's:
   // metal/dispatch.hpp), each a variant: the backend's own enum, as a number. conv_variant throws

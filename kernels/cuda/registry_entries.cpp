@@ -20,24 +20,12 @@ GpuRuntime& runtime() {
 #endif
 }
 
-class PlannedGpuConv final : public PlannedConv {
- public:
-  PlannedGpuConv(std::string_view id, const ConvProblem& p, const ConvWeights& w, Epilogue e)
-      : conv_(runtime(), id, p, w, e) {}
-  std::size_t weight_bytes() const override { return conv_.weight_bytes(); }
-  void run(const float* input, float* output, void* /*workspace*/) const override { conv_.run(input, output); }
-  std::string explain() const override { return "ran " + conv_.variant(); }
-
- private:
-  GpuConv conv_;
-};
-
 }  // namespace
 
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale)                          \
   std::string symbol##_unsupported(const ConvProblem& p) { return unsupported(variant_for(id, p), p); } \
   std::unique_ptr<PlannedConv> symbol##_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {  \
-    return std::make_unique<PlannedGpuConv>(id, p, w, e);                                               \
+    return std::make_unique<PlannedGpuConv>(runtime(), id, p, w, e);                                    \
   }
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_KERNEL

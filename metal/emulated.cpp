@@ -1,0 +1,64 @@
+// The Metal runtime on the CPU emulator: the .metal kernels, compiled as C++ by clang
+// (kernels/simt/msl.hpp, msl_to_cpp.cmake), run one threadgroup at a time on the calling thread;
+// "device memory" is host memory, as on Apple's unified memory. Only for checking: nothing
+// here is timed against a GPU.
+#include <array>
+#include <cstring>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "kernels/simt/emulator.hpp"
+#include "metal/dispatch.hpp"
+
+extern "C" {
+#define CONVLAB_METAL_FUNCTION(name) void convlab_msl_##name(void* const* buffers);
+#include "metal/functions.inc"
+#undef CONVLAB_METAL_FUNCTION
+}
+
+namespace convlab::metal {
+
+namespace {
+
+using Entry = void (*)(void* const*);
+constexpr Entry kEntries[] = {
+#define CONVLAB_METAL_FUNCTION(name) &convlab_msl_##name,
+#include "metal/functions.inc"
+#undef CONVLAB_METAL_FUNCTION
+};
+
+class EmulatedRuntime final : public MetalRuntime {
+ public:
+  std::string_view name() const override { return "metal-emulated"; }
+  void upload(float* device, const float* host, std::size_t floats) override {
+    std::memcpy(device, host, floats * sizeof(float));
+  }
+  void download(float* host, const float* device, std::size_t floats) override {
+    std::memcpy(host, device, floats * sizeof(float));
+  }
+  void synchronize() override {}
+
+ private:
+  float* device_allocate(std::size_t bytes) override {
+    return static_cast<float*>(::operator new(bytes, std::align_val_t{256}));
+  }
+  void device_free(float* p) noexcept override { ::operator delete(p, std::align_val_t{256}); }
+
+  void encode(const Dispatch& d, std::span<const Binding> bindings) override {
+    std::array<void*, 8> buffers{};
+    if (bindings.size() > buffers.size())
+      throw simt::EmulatorError(fmt::format("metal: {} takes {} buffers, over {}", to_string(d.function),
+                                            bindings.size(), buffers.size()));
+    for (std::size_t i = 0; i < bindings.size(); ++i) buffers[i] = const_cast<void*>(bindings[i].data);
+    const simt::LaunchConfig config{dim3(d.groups[0], d.groups[1], d.groups[2]),
+                                    dim3(d.threads[0], d.threads[1], d.threads[2])};
+    simt::launch(config, kEntries[static_cast<int>(d.function)], static_cast<void* const*>(buffers.data()));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<cuda::GpuRuntime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
+
+}  // namespace convlab::metal
