@@ -14,10 +14,8 @@
 #include "kernels/common/error.hpp"
 #include "kernels/cpu/reference.hpp"
 #include "models/network.hpp"
-#ifdef CONVLAB_WITH_CUDA
 #include "bench/gpu_lab.hpp"
-#include "kernels/cuda/cuda_runtime.hpp"
-#endif
+#include "kernels/cuda/gpu_runtime.hpp"
 
 namespace convlab {
 
@@ -78,7 +76,7 @@ ConvBuffers host_buffers(const Buffers& b, std::unique_ptr<float[], detail::Alig
 }  // namespace
 
 std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result) {
-  std::unique_ptr<Device> cpu = make_device(Backend::cpu), gpu;  // gpu: made with the first CUDA kernel
+  std::unique_ptr<Device> cpu = make_device(Backend::cpu), gpu;  // gpu: made with the first GPU kernel
   SteadyClock clock;
   std::vector<Result> results;
   for (const NamedProblem& np : config.problems) {
@@ -106,10 +104,9 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
           std::unique_ptr<float[], detail::AlignedFree> host_output;
           ConvBuffers io = host_buffers(b, host_output, p.output_elems());
           Device* device = cpu.get();
-#ifdef CONVLAB_WITH_CUDA
           std::optional<cuda::DeviceBuffer> device_in, device_out;
-          if (info->backend == Backend::cuda) {  // the kernel takes device pointers
-            cuda::CudaRuntime& rt = cuda::cuda_runtime();
+          if (info->backend != Backend::cpu) {  // a GPU kernel takes device pointers
+            cuda::GpuRuntime& rt = *gpu_runtime(info->backend);  // available: checked above
             device_in.emplace(rt, b.input.size());
             device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
             rt.upload(device_in->data(), b.input.data(), b.input.size());
@@ -122,7 +119,6 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
             if (!gpu) gpu = make_gpu_device(rt);
             device = gpu.get();
           }
-#endif
           auto run = [&] { planned->run(io.input, io.output, workspace.get()); };
           run();  // the check comes before any timing
           r.accuracy = check_against_reference(p, b, io.result());

@@ -51,7 +51,7 @@ std::function<void()> graph_replay(cuda::GpuRuntime& rt, GpuNetworkPlan& plan) {
 // every row shares. A batch that does not fit in device memory is one out_of_memory row.
 std::vector<Result> measure_gpu(const LabConfig& config, const Network& net, cuda::GpuRuntime& rt, Device& device,
                                 Clock& clock, const std::string& id, std::int64_t batch) {
-  const Result base{.model = config.model, .backend = "cuda", .kernel = id, .batch = batch, .threads = 1,
+  const Result base{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id, .batch = batch, .threads = 1,
                     .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item()};
   std::vector<Result> rows;
   rt.reset_peak();  // the device peak reported is this plan's

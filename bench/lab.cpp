@@ -19,9 +19,6 @@
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
 #include "models/weight_file.hpp"
-#ifdef CONVLAB_WITH_CUDA
-#include "kernels/cuda/cuda_runtime.hpp"
-#endif
 
 namespace convlab {
 
@@ -43,12 +40,8 @@ std::unique_ptr<Device> make_device(Backend backend) {
   switch (backend) {
     case Backend::cpu: return std::make_unique<CpuDevice>();
     case Backend::cuda:
-#ifdef CONVLAB_WITH_CUDA
-      return make_gpu_device(cuda::cuda_runtime());
-#else
-      return nullptr;
-#endif
-    case Backend::metal:  // the Metal device is built on macOS only
+    case Backend::metal:
+      if (cuda::GpuRuntime* rt = gpu_runtime(backend)) return make_gpu_device(*rt);
       return nullptr;
   }
   return nullptr;
@@ -154,9 +147,7 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
   if (config.backend != Backend::cpu && (config.images || config.fresh_processes > 0))
     throw InputError(fmt::format("{} runs on the CPU backend only for now",
                                  config.images ? "--end-to-end" : "--fresh-process"));
-#ifdef CONVLAB_WITH_CUDA
-  if (config.backend == Backend::cuda) return run_gpu_lab(config, net, cuda::cuda_runtime(), on_result);
-#endif
+  if (cuda::GpuRuntime* rt = gpu_runtime(config.backend)) return run_gpu_lab(config, net, *rt, on_result);
   if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
   SteadyClock clock;
   std::vector<Result> results;

@@ -12,9 +12,6 @@
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"
-#ifdef CONVLAB_WITH_CUDA
-#include "kernels/cuda/cuda_runtime.hpp"
-#endif
 
 namespace convlab {
 
@@ -64,10 +61,7 @@ int run_validate(const ValidateOptions& o) {
                         {"input", o.input}, {"expect", o.expect}, {"batch", input.tensors.at("input").shape[0]},
                         {"torch_version", torch == expect.metadata.end() ? "" : torch->second},
                         {"kernels", nlohmann::json::array()}};
-  cuda::GpuRuntime* gpu = nullptr;
-#ifdef CONVLAB_WITH_CUDA
-  if (backend == Backend::cuda) gpu = &cuda::cuda_runtime();  // available: checked above
-#endif
+  cuda::GpuRuntime* gpu = gpu_runtime(backend);  // available: checked above; null for the CPU
   bool all_pass = true;
   for (const std::string& id : kernels) {
     const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id, gpu);

@@ -155,6 +155,7 @@ TEST_CASE("metal: a GPU lab run on the emulated Metal kernels gives its rows, ch
     CAPTURE(r.mode);
     CHECK(r.status == ResultStatus::ok);
     CHECK(r.kernel == "metal.auto");
+    CHECK(r.backend == "metal");
     CHECK(r.mistrusted.empty());
   }
 }

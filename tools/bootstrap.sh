@@ -23,11 +23,19 @@ packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctes
 # clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) build the fuzz targets.
 [[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch clang libclang-rt-14-dev)
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
+if [[ $(uname -s) == Darwin ]]; then
+  # macOS (the Metal backend): written for, never run on a Mac here (README, "Metal"). No apt-get:
+  # the dependencies come from Homebrew, Metal's compiler from Xcode.
+  command -v brew >/dev/null || { echo "convlab: on macOS install Homebrew first (https://brew.sh)" >&2; exit 1; }
+  xcrun -sdk macosx -f metal >/dev/null 2>&1 || { echo "convlab: xcrun metal not found: install Xcode" >&2; exit 1; }
+  brew install cmake ninja eigen xsimd doctest cli11 nlohmann-json fmt libomp
+else
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+fi
+if [[ $(uname -s) != Darwin ]] && ((${#missing[@]})); then
   echo "convlab: installing ${missing[*]}"
   sudo=""
   [[ $(id -u) -eq 0 ]] || sudo=sudo
@@ -40,9 +48,13 @@ cmake -S . -B build -G Ninja ${CONVLAB_CMAKE_ARGS:-} >/dev/null
 cmake --build build
 
 if [[ $mode == lab ]]; then
+  if [[ $(uname -s) == Darwin ]]; then  # the default lab on the CPU, then on the Metal GPU
+    build/convlab
+    exec build/convlab run --backend metal --batch 1,32
+  fi
   exec build/convlab
 fi
-(cd build && ctest --output-on-failure -j "$(nproc)" --timeout 600)
+(cd build && ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" --timeout 600)
 
 # The whole suite again under ASan + UBSan (-O1: fast enough, still debuggable). The python checks
 # test python, not convlab's memory, and are left to the normal build.
@@ -52,7 +64,7 @@ fi
 cmake -S . -B build-asan -G Ninja ${CONVLAB_CMAKE_ARGS:-} -DCONVLAB_SANITIZE=address,undefined -DCONVLAB_CUDA=OFF \
       -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" >/dev/null
 cmake --build build-asan
-(cd build-asan && CONVLAB_SWEEP_PROBLEMS=60 ctest --output-on-failure -j "$(nproc)" --timeout 900 \
+(cd build-asan && CONVLAB_SWEEP_PROBLEMS=60 ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" --timeout 900 \
    -E 'numpy_reproduces_percentiles|torch_live_validation')
 
 # Each libFuzzer target for a short while, from its seeds (tests/fuzz/corpus/<target>, left as

@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 
 #ifdef CONVLAB_WITH_CUDA
+#include "kernels/cuda/cuda_runtime.hpp"
 #include "kernels/cuda/device_probe.hpp"
+#endif
+#ifdef CONVLAB_WITH_METAL
+#include "metal/metal_runtime.hpp"
 #endif
 
 namespace convlab {
@@ -27,14 +31,32 @@ BackendStatus backend_status(Backend backend) {
       return {false, "no CUDA device: built without CUDA (CONVLAB_CUDA=OFF or nvcc not found)"};
 #endif
     }
-    case Backend::metal:
-#ifdef __APPLE__
-      return {false, "the Metal backend is not built yet"};
+    case Backend::metal: {
+#ifdef CONVLAB_WITH_METAL
+      static const metal::MetalDeviceInfo info = metal::probe_metal_device();
+      if (!info.present) return {false, "no Metal device (" + info.error + ")"};
+      return {true, fmt::format("{} ({}, {:.1f} GiB working set{}), {}", info.name, info.family,
+                                static_cast<double>(info.recommended_working_set_bytes) / (1 << 30),
+                                info.unified_memory ? ", unified memory" : "", info.os_version)};
+#elif defined(__APPLE__)
+      return {false, "built without Metal (see metal/CMakeLists.txt)"};
 #else
       return {false, "needs macOS"};
 #endif
+    }
   }
   return {false, "unknown backend"};
+}
+
+cuda::GpuRuntime* gpu_runtime(Backend backend) {
+  if (!backend_status(backend).available) return nullptr;
+#ifdef CONVLAB_WITH_CUDA
+  if (backend == Backend::cuda) return &cuda::cuda_runtime();
+#endif
+#ifdef CONVLAB_WITH_METAL
+  if (backend == Backend::metal) return &metal::metal_runtime();
+#endif
+  return nullptr;
 }
 
 }  // namespace convlab
