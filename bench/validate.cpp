@@ -74,7 +74,7 @@ void check_reference(const Network& net, const TensorFile& input, const TensorFi
   float_tensor(expect, "output", "the expect file");
   for (const auto& [name, t] : expect.tensors) {
     const auto& layers = net.layers();
-    const auto it = std::find_if(layers.begin(), layers.end(), [&](const Layer& l) { return l.name == name; });
+    const auto it = std::ranges::find(layers, name, &Layer::name);  // (clang 14 lambdas cannot capture name)
     if (name != "output" && it == layers.end())
       throw InputError(fmt::format("expect tensor '{}' is not a layer of {}", name, net.name()));
     const std::int64_t want = batch * (name == "output" ? net.output_item() : it->out_item).item_elems();
