@@ -94,6 +94,8 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
       // Found by tests/fuzz/fuzz_descriptor: a 2^38 kernel overflowed int64 computing the output size.
       {"mb32ic64ih56oc64oh56kh399999996161", "kh 399999996161 is out of range (at most 16777216)"},
       {"mb1099511627777ic3ih7oc4kh3", "token 'mb1099511627777' is out of range"},
+      // Found by tests/fuzz/fuzz_descriptor: deducing the padding from oh overflowed int64.
+      {"mb22312ic3ih32oc16oh1222222226kh3sh22222222222", "token 'oh1222222226' implies a padding out of range"},
       // Fields within range whose tensors are not: n*c*h*w would overflow int64.
       {"mb16777216ic16777216ih16777216oc1kh1", "a tensor would exceed 2^56 elements"},
   };

@@ -162,8 +162,16 @@ ConvProblem parse_problem(std::string_view text) {
       const std::int64_t in = height ? p.h : p.w, kernel = height ? p.r : p.s;
       const std::int64_t stride = height ? p.stride_h : p.stride_w;
       const std::int64_t dil = height ? p.dilation_h : p.dilation_w;
+      // Each field is at most 2^40, so (out - 1) * stride can pass 2^63 (found by
+      // tests/fuzz/fuzz_descriptor): sized in double first, then computed exactly.
+      const double size = (static_cast<double>(*v[of]) - 1) * static_cast<double>(stride) +
+                          static_cast<double>(kernel - 1) * static_cast<double>(dil + 1);
+      if (size > 0x1p61)
+        throw fail(token[of].empty() ? token[of == OH ? OW : OH] : token[of],  // ow may be oh's twin
+                   "implies a padding out of range");
       const std::int64_t extent = (kernel - 1) * (dil + 1) + 1;
-      v[pf] = std::max<std::int64_t>(0, ((*v[of] - 1) * stride - in + extent) / 2);
+      const std::int64_t pad = ((*v[of] - 1) * stride - in + extent) / 2;
+      v[pf] = std::max<std::int64_t>(0, pad);
     }
   }
   p.pad_h = v[PH].value_or(0);
