@@ -3,8 +3,6 @@
 // "device memory" is host memory, as on Apple's unified memory. Only for checking: nothing
 // here is timed against a GPU.
 #include <array>
-#include <cstring>
-#include <new>
 
 #include <fmt/format.h>
 
@@ -28,23 +26,11 @@ constexpr Entry kEntries[] = {
 #undef CONVLAB_METAL_FUNCTION
 };
 
-class EmulatedRuntime final : public MetalRuntime {
+class EmulatedRuntime final : public cuda::HostMemoryRuntime<MetalRuntime> {
  public:
   std::string_view name() const override { return "metal-emulated"; }
-  void upload(float* device, const float* host, std::size_t floats) override {
-    std::memcpy(device, host, floats * sizeof(float));
-  }
-  void download(float* host, const float* device, std::size_t floats) override {
-    std::memcpy(host, device, floats * sizeof(float));
-  }
-  void synchronize() override {}
 
  private:
-  float* device_allocate(std::size_t bytes) override {
-    return static_cast<float*>(::operator new(bytes, std::align_val_t{256}));
-  }
-  void device_free(float* p) noexcept override { ::operator delete(p, std::align_val_t{256}); }
-
   void encode(const Dispatch& d, std::span<const Binding> bindings) override {
     std::array<void*, 8> buffers{};
     if (bindings.size() > buffers.size())

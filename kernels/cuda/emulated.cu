@@ -2,9 +2,6 @@
 // translation unit holds every kernel source, so `__global__` can give them internal linkage and
 // they never collide with the host stubs nvcc makes for the same names when a CUDA build links
 // both into one binary. The tensor-core kernel runs on a model of WMMA's results (simt/wmma.hpp).
-#include <cstring>
-#include <new>
-
 #include "kernels/simt/emulator.hpp"
 #include "kernels/simt/simt.hpp"  // first, so that the definition below replaces its __global__
 #undef __global__
@@ -33,18 +30,9 @@ struct EmulatedLaunch {
   }
 };
 
-class EmulatedRuntime final : public LaunchingRuntime<GpuRuntime, EmulatedLaunch> {
+class EmulatedRuntime final : public LaunchingRuntime<HostMemoryRuntime<GpuRuntime>, EmulatedLaunch> {
  public:
   std::string_view name() const override { return "cuda-emulated"; }
-  void upload(float* device, const float* host, std::size_t floats) override { std::memcpy(device, host, floats * sizeof(float)); }
-  void download(float* host, const float* device, std::size_t floats) override { std::memcpy(host, device, floats * sizeof(float)); }
-  void synchronize() override {}
-
- private:
-  float* device_allocate(std::size_t bytes) override {
-    return static_cast<float*>(::operator new(bytes, std::align_val_t{256}));
-  }
-  void device_free(float* p) noexcept override { ::operator delete(p, std::align_val_t{256}); }
 };
 
 }  // namespace

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -162,6 +164,27 @@ class LaunchingRuntime : public Base {
 
  protected:
   Launch launch_;
+};
+
+// The memory half of a runtime whose "device memory" is host memory: the CPU emulators of CUDA
+// and Metal kernels, which run each launch to completion on the calling thread, so copies are
+// memcpy and there is nothing to wait for.
+template <class Base>
+class HostMemoryRuntime : public Base {
+ public:
+  void upload(float* device, const float* host, std::size_t floats) override {
+    std::memcpy(device, host, floats * sizeof(float));
+  }
+  void download(float* host, const float* device, std::size_t floats) override {
+    std::memcpy(host, device, floats * sizeof(float));
+  }
+  void synchronize() override {}
+
+ private:
+  float* device_allocate(std::size_t bytes) override {
+    return static_cast<float*>(::operator new(bytes, std::align_val_t{256}));
+  }
+  void device_free(float* p) noexcept override { ::operator delete(p, std::align_val_t{256}); }
 };
 
 // Kernels run one block at a time on the calling thread; "device memory" is host memory.
