@@ -1,5 +1,6 @@
 #include "metal/dispatch.hpp"
 
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -10,14 +11,13 @@ namespace convlab::metal {
 
 namespace {
 
-constexpr long long kMaxElems = (1LL << 31) - 1;  // the kernels index in 32 bits
 constexpr unsigned kThreads = 256;                // per threadgroup of the one-thread-per-output kernels
 constexpr unsigned kSimdWidth = 32;
 
 unsigned blocks(long long count, long long per) { return static_cast<unsigned>((count + per - 1) / per); }
 
 // metal.01 and metal.03 stage the input under a 16 x 16 output tile in fixed threadgroup arrays.
-std::string patch_too_large(const ConvProblem& p) {
+std::string patch_too_large(const ConvProblem& p) {  // in 64 bits: p may be far too large for 32
   const long long step_h = p.dilation_h + 1, step_w = p.dilation_w + 1;  // oneDNN's dilation: 0 = dense
   const long long ph = (kTile - 1) * p.stride_h + (p.r - 1) * step_h + 1;
   const long long pw = (kTile - 1) * p.stride_w + (p.s - 1) * step_w + 1;
@@ -92,8 +92,7 @@ Variant variant_for(std::string_view id, const ConvProblem& p) {
 }
 
 std::string unsupported(Variant v, const ConvProblem& p) {
-  if (p.input_elems() > kMaxElems || p.output_elems() > kMaxElems || p.weight_elems() > kMaxElems)
-    return "a tensor of 2^31 elements or more (the kernels index in 32 bits)";
+  if (std::string why = cuda::exceeds_32bit_indices(p); !why.empty()) return why;
   switch (v) {
     case Variant::naive: return {};
     case Variant::threadgroup_tiled: return patch_too_large(p);
@@ -141,7 +140,7 @@ void MetalRuntime::linear(const float* in, int batch, int in_features, const flo
 }
 
 void MetalRuntime::add(const float* a, const float* b, float* out, long long count, bool relu) {
-  if (count > kMaxElems) throw InputError(fmt::format("metal add: {} elements (the kernels index in 32 bits)", count));
+  if (count > std::numeric_limits<int>::max()) throw InputError(fmt::format("metal add: {} elements (the kernels index in 32 bits)", count));
   const MetalAdd p{static_cast<int>(count), relu ? 1 : 0};
   const Binding bind[] = {{a}, {b}, {out}, {&p, sizeof p}};
   encode(one_per_output(Function::add, count), bind);

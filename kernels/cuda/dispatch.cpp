@@ -59,9 +59,14 @@ Variant variant_for(std::string_view id, const ConvProblem& p) {
   throw InputError(fmt::format("'{}' is not a CUDA kernel", id));
 }
 
-std::string unsupported(Variant v, const ConvProblem& p) {
+std::string exceeds_32bit_indices(const ConvProblem& p) {
   if (p.input_elems() > kMaxElems || p.output_elems() > kMaxElems || p.weight_elems() > kMaxElems)
     return "a tensor of 2^31 elements or more (the kernels index in 32 bits)";
+  return {};
+}
+
+std::string unsupported(Variant v, const ConvProblem& p) {
+  if (std::string why = exceeds_32bit_indices(p); !why.empty()) return why;
   const ConvShape s = to_shape(p);
   switch (v) {
     case Variant::naive: return {};

@@ -29,6 +29,9 @@ struct LaunchShape {
 Variant variant_for(std::string_view kernel_id, const ConvProblem& p);
 // Empty when `v` supports p, else why not.
 std::string unsupported(Variant v, const ConvProblem& p);
+// The rule every GPU kernel shares (CUDA's and Metal's): they index in 32 bits, so a tensor of
+// 2^31 elements or more is refused. Empty when p fits.
+std::string exceeds_32bit_indices(const ConvProblem& p);
 // The kernel's weights as plan uploads them: OIHW, or transposed to C*R*S x round_up4(K) for the
 // GEMM tiles (kernels/cuda/gemm_tile.cuh).
 std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw);
