@@ -62,7 +62,7 @@ CONVLAB_MSL_VECTORS(ulong)
 namespace convlab::msl {
 
 namespace detail = ::convlab::simt::detail;
-inline constexpr unsigned kSimdWidth = 32;  // Apple GPUs' SIMD-group, as the emulator's warp
+inline constexpr int kSimdWidth = 32;  // Apple GPUs' SIMD-group, as the emulator's warp
 
 // A built-in value, converted to whichever type the kernel declared (uint for 1-D grids, uint2,
 // uint3, ushort...).
@@ -144,6 +144,7 @@ void call_by_position(const Kernel& kernel, void* const* buffers) {
 namespace metal {
 
 namespace detail = ::convlab::simt::detail;
+using ::convlab::msl::kSimdWidth;
 
 enum class mem_flags { mem_none = 0, mem_device = 1, mem_threadgroup = 2, mem_texture = 4 };
 constexpr mem_flags operator|(mem_flags a, mem_flags b) {
@@ -154,41 +155,41 @@ constexpr mem_flags operator|(mem_flags a, mem_flags b) {
 // naming the call sites, as for CUDA's __syncthreads.
 inline void threadgroup_barrier(mem_flags, detail::Site site = CONVLAB_SIMT_HERE) { detail::block_barrier(1, site); }
 inline void simdgroup_barrier(mem_flags, detail::Site site = CONVLAB_SIMT_HERE) {
-  detail::warp_op(detail::WarpOp::sync, ~0u, 0, 0, 32, site);
+  detail::warp_op(detail::WarpOp::sync, ~0u, 0, 0, kSimdWidth, site);
 }
 
 // SIMD-group functions. They assume every lane of the SIMD-group is active, as convlab's kernels
 // arrange: a lane that returned early contributes poison (NaN), so the tests show it.
 template <detail::WarpValue T>
 T simd_shuffle(T v, ushort lane, detail::Site site = CONVLAB_SIMT_HERE) {
-  return detail::shuffle(detail::WarpOp::shfl_idx, ~0u, v, lane, 32, site);
+  return detail::shuffle(detail::WarpOp::shfl_idx, ~0u, v, lane, kSimdWidth, site);
 }
 template <detail::WarpValue T>
 T simd_broadcast(T v, ushort lane, detail::Site site = CONVLAB_SIMT_HERE) {
-  return detail::shuffle(detail::WarpOp::shfl_idx, ~0u, v, lane, 32, site);
+  return simd_shuffle(v, lane, site);
 }
 template <detail::WarpValue T>
 T simd_shuffle_down(T v, ushort delta, detail::Site site = CONVLAB_SIMT_HERE) {
-  return detail::shuffle(detail::WarpOp::shfl_down, ~0u, v, delta, 32, site);
+  return detail::shuffle(detail::WarpOp::shfl_down, ~0u, v, delta, kSimdWidth, site);
 }
 template <detail::WarpValue T>
 T simd_shuffle_up(T v, ushort delta, detail::Site site = CONVLAB_SIMT_HERE) {
-  return detail::shuffle(detail::WarpOp::shfl_up, ~0u, v, delta, 32, site);
+  return detail::shuffle(detail::WarpOp::shfl_up, ~0u, v, delta, kSimdWidth, site);
 }
 template <detail::WarpValue T>
 T simd_shuffle_xor(T v, ushort mask, detail::Site site = CONVLAB_SIMT_HERE) {
-  return detail::shuffle(detail::WarpOp::shfl_xor, ~0u, v, mask, 32, site);
+  return detail::shuffle(detail::WarpOp::shfl_xor, ~0u, v, mask, kSimdWidth, site);
 }
 // A butterfly: the GPU's summation order is unspecified; this one is fixed, so the emulator is
 // deterministic.
 template <detail::WarpValue T>
 T simd_sum(T v, detail::Site site = CONVLAB_SIMT_HERE) {
-  for (ushort m = 16; m > 0; m /= 2) v += simd_shuffle_xor(v, m, site);
+  for (ushort m = kSimdWidth / 2; m > 0; m /= 2) v += simd_shuffle_xor(v, m, site);
   return v;
 }
 template <detail::WarpValue T>
 T simd_max(T v, detail::Site site = CONVLAB_SIMT_HERE) {
-  for (ushort m = 16; m > 0; m /= 2) {
+  for (ushort m = kSimdWidth / 2; m > 0; m /= 2) {
     const T o = simd_shuffle_xor(v, m, site);
     v = o > v ? o : v;
   }
@@ -238,7 +239,7 @@ simdgroup_matrix<T, R, C> make_filled_simdgroup_matrix(T value) {
 inline void simdgroup_load(simdgroup_float8x8& d, const float* src, ulong elements_per_row = 8,
                            ulong2 origin = ulong2{0, 0}, bool transpose = false,
                            detail::Site site = CONVLAB_SIMT_HERE) {
-  detail::warp_op(detail::WarpOp::sync, ~0u, 0, 0, 32, site);
+  simdgroup_barrier(mem_flags::mem_none, site);  // the SIMD-group meets first
   const float* base = src + origin.y * elements_per_row + origin.x;
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j) d.m[i][j] = transpose ? base[j * elements_per_row + i] : base[i * elements_per_row + j];
@@ -246,7 +247,7 @@ inline void simdgroup_load(simdgroup_float8x8& d, const float* src, ulong elemen
 inline void simdgroup_store(const simdgroup_float8x8& a, float* dst, ulong elements_per_row = 8,
                             ulong2 origin = ulong2{0, 0}, bool transpose = false,
                             detail::Site site = CONVLAB_SIMT_HERE) {
-  detail::warp_op(detail::WarpOp::sync, ~0u, 0, 0, 32, site);
+  simdgroup_barrier(mem_flags::mem_none, site);  // the SIMD-group meets first
   float* base = dst + origin.y * elements_per_row + origin.x;
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j) (transpose ? base[j * elements_per_row + i] : base[i * elements_per_row + j]) = a.m[i][j];
@@ -255,7 +256,7 @@ inline void simdgroup_store(const simdgroup_float8x8& a, float* dst, ulong eleme
 inline void simdgroup_multiply_accumulate(simdgroup_float8x8& d, const simdgroup_float8x8& a,
                                           const simdgroup_float8x8& b, const simdgroup_float8x8& c,
                                           detail::Site site = CONVLAB_SIMT_HERE) {
-  detail::warp_op(detail::WarpOp::sync, ~0u, 0, 0, 32, site);
+  simdgroup_barrier(mem_flags::mem_none, site);  // the SIMD-group meets first
   simdgroup_float8x8 out;
   for (int i = 0; i < 8; ++i)
     for (int j = 0; j < 8; ++j) {
