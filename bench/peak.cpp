@@ -3,6 +3,12 @@
 //   latency and 2 FMA pipes, at least 8 chains are needed to keep both pipes busy; 16 leave
 //   margin and fit in AVX-512's 32 registers (and in AVX2's 16, where the compiler keeps them).
 //   Best of several repetitions: the peak is what the machine can do, not what it usually does.
+// - Register tile: cpu.02's tile (the widest, kMaxKBlocks x kMaxTile accumulators) over a 3x3
+//   kernel and one block of channels, its input rows and weights (about 20 KiB) reused from L1
+//   call after call. The FMAs are the same as the peak loop's; what it adds are the loads (one
+//   weight vector per k block and one broadcast per pixel per tap), loop overhead and the tile's
+//   setup and stores. So peak -> tile ceiling is what the instruction mix costs on this core, and
+//   tile ceiling -> a kernel's rate is what its memory traffic, layout changes and edges cost.
 // - Bandwidth: arrays of 256 MiB each, far beyond any cache, touched in parallel with the same
 //   static OpenMP schedule as they were first written (so pages sit near their thread).
 #include "bench/peak.hpp"
@@ -17,6 +23,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/microkernel.hpp"
 
 namespace convlab {
 
@@ -55,6 +62,12 @@ double best_fma_gflops(int threads, int repetitions, long iterations) {
   return best;
 }
 
+double best_tile_gflops(int threads, int repetitions, long calls) {
+  double best = 0;
+  for (int r = 0; r < repetitions; ++r) best = std::max(best, register_tile_gflops(threads, calls));
+  return best;
+}
+
 void measure_bandwidth(Peak& peak) {
   const std::int64_t n = (256 << 20) / sizeof(float);  // a multiple of two SIMD widths
   auto a = aligned_floats(n), b = aligned_floats(n), c = aligned_floats(n);
@@ -89,6 +102,35 @@ void measure_bandwidth(Peak& peak) {
 }
 }  // namespace
 
+double register_tile_gflops(int threads, long calls) {
+  using namespace cpu;
+  constexpr int kTile = kMaxTile, kKBlocks = kMaxKBlocks;
+  constexpr std::int64_t kTaps = 3, kWidth = 4 * kTile + kTaps - 1;  // four tiles of one padded row
+  const std::int64_t in_floats = kTaps * kWidth * kBlock, w_floats = kKBlocks * kBlock * kTaps * kTaps * kBlock;
+  const TileGeometry g{.channels = kBlock, .r = kTaps, .s = kTaps, .in_block_stride = in_floats,
+                       .in_tap_row = kWidth * kBlock, .in_tap_col = kBlock, .in_pixel = kBlock,
+                       .w_block_stride = kBlock * kTaps * kTaps * kBlock};
+  volatile float sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    auto in = aligned_floats(in_floats), w = aligned_floats(w_floats);
+    std::fill(in.get(), in.get() + in_floats, 1e-3f);
+    std::fill(w.get(), w.get() + w_floats, 1e-3f);
+    Vec total(0.0f);
+    for (long i = 0; i < calls; ++i) {
+      Vec acc[kKBlocks][kTile];
+      accumulate<kTile, kKBlocks, true>(acc, in.get() + (i % 4) * kTile * kBlock, w.get(), g);
+      for (const auto& row : acc)  // every accumulator live, so no FMA can be dropped
+        for (const Vec& a : row) total += a;
+    }
+#pragma omp critical
+    sink = sink + xsimd::hadd(total);
+  }
+  const double flops = 2.0 * kBlock * kKBlocks * kTile * kBlock * kTaps * kTaps * static_cast<double>(calls) * threads;
+  return flops / seconds_since(start) / 1e9;
+}
+
 Peak measure_peak(bool quick) {
   Peak peak;
   peak.simd_lanes = static_cast<int>(Batch::size);
@@ -98,7 +140,14 @@ Peak measure_peak(bool quick) {
   best_fma_gflops(peak.threads, 1, iterations / 4);  // wake the thread pool and the clocks
   peak.gflops_one = best_fma_gflops(1, quick ? 3 : 5, iterations);
   peak.gflops_all = best_fma_gflops(peak.threads, quick ? 3 : 5, iterations);
-  if (!quick) measure_bandwidth(peak);
+  if (quick) return peak;
+  // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
+  const long calls = iterations * kChains / (cpu::kBlock * 9 * cpu::kMaxKBlocks * cpu::kMaxTile);
+  peak.tile_k_blocks = cpu::kMaxKBlocks;
+  peak.tile_pixels = cpu::kMaxTile;
+  peak.tile_gflops_one = best_tile_gflops(1, 5, calls);
+  peak.tile_gflops_all = best_tile_gflops(peak.threads, 5, calls);
+  measure_bandwidth(peak);
   return peak;
 }
 
@@ -107,6 +156,10 @@ nlohmann::json to_json(const Peak& peak) {
                       {"threads", peak.threads},
                       {"fma_gflops_one_thread", peak.gflops_one},
                       {"fma_gflops_all_threads", peak.gflops_all}};
+  if (peak.tile_gflops_one > 0) {
+    j["tile_gflops_one_thread"] = peak.tile_gflops_one;
+    j["tile_gflops_all_threads"] = peak.tile_gflops_all;
+  }
   if (peak.read_gbs > 0) {
     j["read_gbs"] = peak.read_gbs;
     j["triad_gbs"] = peak.triad_gbs;

@@ -11,12 +11,21 @@ struct Peak {
   int threads = 0;              // OpenMP threads of the all-threads figures
   double gflops_one = 0;        // FMA throughput, one thread
   double gflops_all = 0;        // FMA throughput, all threads
+  // cpu.02's register tile (kernels/cpu/microkernel.hpp) on data that stays in L1: the most a
+  // direct kernel built on it can reach here, whatever its memory traffic (full measure only).
+  int tile_k_blocks = 0, tile_pixels = 0;  // its accumulators: k blocks x pixels
+  double tile_gflops_one = 0;
+  double tile_gflops_all = 0;
   double read_gbs = 0;          // memory read bandwidth, all threads (sum over a large array)
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
 
-// quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 2 s, with bandwidth.
+// quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 3 s, with the
+// register tile's ceiling and bandwidth.
 Peak measure_peak(bool quick);
 nlohmann::json to_json(const Peak& peak);
+// cpu.02's register tile on L1-resident data: GFLOP/s summed over `threads` threads, `calls`
+// tiles each (the tile_gflops_* measurement, once).
+double register_tile_gflops(int threads, long calls);
 
 }  // namespace convlab

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "bench/harness.hpp"
+#include "bench/peak.hpp"
 #include "kernels/common/error.hpp"
 
 using namespace convlab;
@@ -113,4 +114,13 @@ TEST_CASE("harness: bad protocols are rejected") {
                        InputError);
   CHECK_THROWS_WITH_AS(measure([] {}, device, {.warmup = -1, .trials = 1}, clock), "warmup -1 must not be negative",
                        InputError);
+}
+
+TEST_CASE("peak: the register tile's ceiling is measured, its work never optimised away") {
+  const double fma = convlab::measure_peak(/*quick=*/true).gflops_one;
+  const double tile = convlab::register_tile_gflops(1, 2000);
+  CHECK(tile > 0);
+  // The tile runs the peak loop's FMAs plus loads: a rate well above the peak would mean the
+  // compiler dropped some of its work.
+  CHECK(tile < 1.5 * fma);
 }
