@@ -3,7 +3,7 @@
 //   latency and 2 FMA pipes, at least 8 chains are needed to keep both pipes busy; 16 leave
 //   margin and fit in AVX-512's 32 registers (and in AVX2's 16, where the compiler keeps them).
 //   Best of several repetitions: the peak is what the machine can do, not what it usually does.
-// - Register tile: cpu.02's tile (the widest, kMaxKBlocks x kMaxTile accumulators) over a 3x3
+// - Register tile: cpu.02's tile for 4 or more k blocks (kMaxKBlocks x its width) over a 3x3
 //   kernel and one block of channels, its input rows and weights (about 20 KiB) reused from L1
 //   call after call. The FMAs are the same as the peak loop's; what it adds are the loads (one
 //   weight vector per k block and one broadcast per pixel per tap), loop overhead and the tile's
@@ -104,7 +104,7 @@ void measure_bandwidth(Peak& peak) {
 
 double register_tile_gflops(int threads, long calls) {
   using namespace cpu;
-  constexpr int kTile = kMaxTile, kKBlocks = kMaxKBlocks;
+  constexpr int kKBlocks = kMaxKBlocks, kTile = max_tile_width(kMaxKBlocks);
   constexpr std::int64_t kTaps = 3, kWidth = 4 * kTile + kTaps - 1;  // four tiles of one padded row
   const std::int64_t in_floats = kTaps * kWidth * kBlock, w_floats = kKBlocks * kBlock * kTaps * kTaps * kBlock;
   const TileGeometry g{.channels = kBlock, .r = kTaps, .s = kTaps, .in_block_stride = in_floats,
@@ -142,9 +142,9 @@ Peak measure_peak(bool quick) {
   peak.gflops_all = best_fma_gflops(peak.threads, quick ? 3 : 5, iterations);
   if (quick) return peak;
   // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
-  const long calls = iterations * kChains / (cpu::kBlock * 9 * cpu::kMaxKBlocks * cpu::kMaxTile);
+  const long calls = iterations * kChains / (cpu::kBlock * 9 * cpu::kMaxAccumulators);
   peak.tile_k_blocks = cpu::kMaxKBlocks;
-  peak.tile_pixels = cpu::kMaxTile;
+  peak.tile_pixels = cpu::max_tile_width(cpu::kMaxKBlocks);
   peak.tile_gflops_one = best_tile_gflops(1, 5, calls);
   peak.tile_gflops_all = best_tile_gflops(peak.threads, 5, calls);
   measure_bandwidth(peak);

@@ -2,31 +2,31 @@
 //
 // What changes against cpu.00_reference: the loops are reordered so that the innermost work is
 // one FMA of a broadcast input value with a vector of `block` output channels' weights (block =
-// the SIMD width: 16 floats with AVX-512, 8 with AVX2, 4 with SSE2), and a tile of up to 2 output
-// channel blocks x kMaxTile output pixels of one row stays in registers for the whole reduction
-// over C x R x S. Weights are packed once in plan as [K/block][C][R][S][block] (K padded with zero
-// weights), so the weight vectors are read in one sequential stream. Inside run, each image is
-// reordered NCHW -> NCHWc with its padding written as zeros (kernels/cpu/layout.hpp), so the inner
-// loop has no bounds checks and any stride/padding/dilation costs nothing extra.
+// the SIMD width: 16 floats with AVX-512, 8 with AVX2, 4 with SSE2), and a tile of output channel
+// blocks x output pixels of one row stays in registers for the whole reduction over C x R x S.
+// Weights are packed once in plan as [K/block][C][R][S][block] (K padded with zero weights), so
+// the weight vectors are read in one sequential stream. Inside run, each image is reordered
+// NCHW -> NCHWc with its padding written as zeros (kernels/cpu/layout.hpp), so the inner loop has
+// no bounds checks and any stride/padding/dilation costs nothing extra.
 //
 // Why faster: the reference does one dependent double add per multiply (latency-bound, ~3% of
-// peak). Here 28 independent accumulators (AVX-512: 2 x 14; microkernel.hpp) cover the 4-cycle
-// latency of the two FMA pipes (8 FMAs in flight needed), and loads stay under one per FMA: per
-// kernel tap, 2 weight vectors shared by 14 pixels and one broadcast per pixel shared by its 2
-// FMAs (16 loads per 28 FMAs). The tile never leaves registers until its epilogue, which adds the
-// bias, applies the activation on the vector and writes NCHW directly through a 16 x 16 register
-// transpose (AVX-512; in L1 otherwise; no NCHWc output buffer, no second pass over the output).
+// peak). Here up to 28 independent accumulators (AVX-512: 4 k blocks x 7 pixels, or 2 x 14 when
+// K has only 2 blocks; microkernel.hpp) cover the 4-cycle latency of the two FMA pipes (8 FMAs in
+// flight needed), and loads stay well under one per FMA: per kernel tap, 4 weight vectors shared
+// by 7 pixels and one broadcast per pixel shared by its 4 FMAs (11 loads per 28 FMAs; 2 x 14
+// needs 16). The tile never leaves registers until its epilogue, which adds the bias, applies the
+// activation on the vector and writes NCHW directly through a 16 x 16 register transpose
+// (AVX-512; in L1 otherwise; no NCHWc output buffer, no second pass over the output).
 //
-// Expected bound: compute-bound on FMA throughput when C x R x S is large enough. Measured with
-// one thread on mb8/mb32ic64ih56oc64oh56kh3ph1 (shared machine, so noisy): 80-130 GFLOP/s, while
-// a core's pure FMA loop measured 117-188 (180+ when the machine was quiet): 55-75% of that,
-// ~90% of the ~115/core in DESIGN.md. perf: ~90% of the time in the tile's inner loop, ~7% in the
-// input reorder (an AVX-512 16x16 transpose; the rest is reading the input from memory: a padded
-// NCHW copy, enough for a kernel that only broadcasts its input, and prefetching rows ahead both
-// measured no cheaper). The inner loop issues 48 uops per 28 FMAs (a broadcast per pixel, the
-// compiler does not fold it into the FMAs), a likely reason it loses more than a bare FMA loop
-// when the machine is busy. Next steps: embedded-broadcast FMAs, and blocking C so a
-// tile's weights stay in L1 (7 x 4 and 9 x 3 tiles measured no better than 14 x 2).
+// Expected bound: compute-bound on FMA throughput when C x R x S is large enough, at most the
+// tile's own ceiling, which `convlab peak` measures on L1-resident data. On the 2-core AVX-512 VM
+// (noisy: quote same-run ratios): the 4 x 7 tile alone reached 81-92% of a core's FMA peak where
+// the 2 x 14 tile reached 65-77%, and cpu.02 on mb8ic64ih56oc64oh56kh3ph1 (2 threads, 11 paired
+// runs against the 2 x 14 build) got 7-11% faster, best run 7.2 ms (~255 GFLOP/s, ~75% of the
+// 2-thread FMA peak). Tried and measured slower: splitting C into steps whose weights stay in L1
+// (partial sums stored between steps: +0-23%), and 4 x 6 tiles (no register spill, but +2-8%;
+// the 4 x 7 tile spills one accumulator, an L1 round trip per tap). The input reorder is ~4% of
+// the time (an AVX-512 16x16 transpose; prefetching rows ahead measured no cheaper).
 // Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 FMAs per tile.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
@@ -80,6 +80,7 @@ class DirectXsimdConv final : public PlannedConv {
         image_(padded_input_image(p, kBlock)),
         geometry_(tile_geometry(p, image_, p.c, p.c * p.r * p.s * kBlock)),
         k_blocks_((p.k + kBlock - 1) / kBlock),
+        k_groups_(k_blocks_, kMaxKBlocks),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
@@ -90,10 +91,11 @@ class DirectXsimdConv final : public PlannedConv {
 
   void run(const float* input, float* output, void* workspace) const override {
     float* copies = aligned_workspace(workspace);
-    // An item is one output row for one pair of output-channel blocks (collapse(y, pair) order).
-    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, p_.out_h() * k_pairs(),
+    // An item is one output row for one group of output-channel blocks (collapse(y, group) order).
+    const std::int64_t groups = k_groups_.parts;
+    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, p_.out_h() * groups,
                            [&](std::int64_t n, const float* copy, std::int64_t item, int) {
-                             convolve_row(copy, output, n, item / k_pairs(), item % k_pairs());
+                             convolve_row(copy, output, n, item / groups, item % groups);
                            });
   }
 
@@ -105,21 +107,22 @@ class DirectXsimdConv final : public PlannedConv {
   }
 
  private:
-  std::int64_t k_pairs() const { return (k_blocks_ + kMaxKBlocks - 1) / kMaxKBlocks; }
-
-  // Output row y of image n for output-channel blocks 2 kp and 2 kp + 1, from the padded image.
-  void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t kp) const {
+  // Output row y of image n for the output-channel blocks of one group, from the padded image.
+  void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t group) const {
     const std::int64_t oh = p_.out_h(), ow = p_.out_w();
-    const std::int64_t kb0 = kp * kMaxKBlocks;
-    const int kbs = static_cast<int>(std::min<std::int64_t>(kMaxKBlocks, k_blocks_ - kb0));
+    const std::int64_t kb0 = k_groups_.begin(group);
+    const int kbs = k_groups_.size(group);
     const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
     const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
-    for_each_tile(ow, [&](std::int64_t x0, int width) {
-      tiles[kbs - 1][width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + kb0 * kBlock, geometry_,
-                                epilogue_.activation, out_row + x0, oh * ow, p_.k - kb0 * kBlock);
-    });
+    for_each_tile(
+        ow,
+        [&](std::int64_t x0, int width) {
+          tiles[kbs - 1][width - 1](in_row + x0 * geometry_.in_pixel, w, bias_.get() + kb0 * kBlock, geometry_,
+                                    epilogue_.activation, out_row + x0, oh * ow, p_.k - kb0 * kBlock);
+        },
+        max_tile_width(kbs));
   }
 
   ConvProblem p_;
@@ -130,6 +133,7 @@ class DirectXsimdConv final : public PlannedConv {
   PaddedBlockedImage image_;
   TileGeometry geometry_;
   std::int64_t k_blocks_;
+  EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
 };
 

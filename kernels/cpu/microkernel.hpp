@@ -22,10 +22,28 @@ namespace convlab::cpu {
 
 using Vec = xsimd::batch<float>;
 constexpr std::int64_t kBlock = Vec::size;
-// Accumulators per tile = kMaxKBlocks x kMaxTile; with 2 weight vectors and a broadcast that must
-// fit the register file: 32 vector registers with AVX-512 (2 x 14 + 3), 16 otherwise (2 x 6 + 3).
-constexpr int kMaxTile = kBlock >= 16 ? 14 : 6;
-constexpr int kMaxKBlocks = 2;
+// Accumulators per tile, k blocks x pixels, with the weight vectors and a broadcast about the
+// register file: 16 vector registers without AVX-512 (2 x 6 + 3), 32 with it, one short of 4 x 7
+// + 5: the compiler keeps one accumulator in L1, which measured cheaper than a 4 x 6 tile.
+constexpr int kMaxAccumulators = kBlock >= 16 ? 28 : 12;
+constexpr int kMaxKBlocks = kBlock >= 16 ? 4 : 2;
+constexpr int kMaxTile = kBlock >= 16 ? 14 : 6;  // the widest tile, for 1 or 2 k blocks
+// The widest tile for `k_blocks` blocks of output channels: AVX-512 1 or 2 x 14, 3 x 9, 4 x 7.
+// The more k blocks, the fewer loads per FMA (4 x 7: 4 weight vectors + 7 broadcasts per 28
+// FMAs; 2 x 14: 2 + 14), and loads are what keeps a tile from the FMA peak (convlab peak).
+constexpr int max_tile_width(std::int64_t k_blocks) {
+  return std::min<int>(kMaxTile, kMaxAccumulators / static_cast<int>(k_blocks));
+}
+
+// `count` split into the fewest near-equal parts of at most `max_part` (56 -> 8 x 7, 32 pixels
+// by 14 -> 11 + 11 + 10; 4 k blocks by 4 -> 4): no thin tail part, which would have too few
+// accumulators to hide the FMA latency.
+struct EvenSplit {
+  std::int64_t count, parts;
+  EvenSplit(std::int64_t count_, std::int64_t max_part) : count(count_), parts((count_ + max_part - 1) / max_part) {}
+  std::int64_t begin(std::int64_t i) const { return i * (count / parts) + std::min(i, count % parts); }
+  int size(std::int64_t i) const { return static_cast<int>(count / parts + (i < count % parts ? 1 : 0)); }
+};
 
 // Strides (in floats) and loop bounds of one tile's reduction.
 struct TileGeometry {
@@ -74,26 +92,29 @@ inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float
   }
 }
 
-// Every (width, k blocks) instantiation of a tile function, indexed [k blocks - 1][width - 1]:
-// make.template operator()<width, k blocks>() returns the function pointer.
+// Every (width, k blocks) instantiation of a tile function, indexed [k blocks - 1][width - 1]
+// (null past max_tile_width(k blocks)): make.template operator()<width, k blocks>() returns the
+// function pointer.
 template <class Make>
 constexpr auto tile_table(Make make) {
-  return [&]<std::size_t... kW>(std::index_sequence<kW...>) {
-    return std::array{std::array{make.template operator()<static_cast<int>(kW) + 1, 1>()...},
-                      std::array{make.template operator()<static_cast<int>(kW) + 1, 2>()...}};
-  }(std::make_index_sequence<kMaxTile>());
+  using Fn = decltype(make.template operator()<1, 1>());
+  const auto entry = [&]<int kW, int kKB>() -> Fn {
+    if constexpr (kW <= max_tile_width(kKB)) return make.template operator()<kW, kKB>();
+    return nullptr;
+  };
+  const auto row = [&]<int kKB, std::size_t... kW>(std::index_sequence<kW...>) {
+    return std::array<Fn, kMaxTile>{entry.template operator()<static_cast<int>(kW) + 1, kKB>()...};
+  };
+  return [&]<std::size_t... kKB>(std::index_sequence<kKB...>) {
+    return std::array{row.template operator()<static_cast<int>(kKB) + 1>(std::make_index_sequence<kMaxTile>())...};
+  }(std::make_index_sequence<kMaxKBlocks>());
 }
 
-// Splits `count` pixels into equal-width tiles (56 -> 4 x 14, 32 -> 11 + 11 + 10), not full tiles
-// plus a thin tail: a thin tile has too few accumulators to hide the FMA latency.
+// Splits `count` pixels into tiles of equal width (EvenSplit): fn(first pixel, width).
 template <class Fn>
 inline void for_each_tile(std::int64_t count, Fn&& fn, int max_tile = kMaxTile) {
-  const std::int64_t tiles = (count + max_tile - 1) / max_tile;
-  for (std::int64_t t = 0, x0 = 0; t < tiles; ++t) {
-    const std::int64_t width = count / tiles + (t < count % tiles ? 1 : 0);
-    fn(x0, static_cast<int>(width));
-    x0 += width;
-  }
+  const EvenSplit split(count, max_tile);
+  for (std::int64_t t = 0; t < split.parts; ++t) fn(split.begin(t), split.size(t));
 }
 
 // activate() on a vector, with the same comparisons, so NaN passes through as it does there

@@ -148,18 +148,22 @@ class WinogradConv final : public PlannedConv {
     // The GEMMs: a 1x1 "convolution" over the channels with the tiles as pixels.
     const TileGeometry g{.channels = p_.c, .r = 1, .s = 1, .in_block_stride = kBlock, .in_tap_row = 0,
                          .in_tap_col = 0, .in_pixel = c_pad_, .w_block_stride = c_pad_ * kBlock};
-    const std::int64_t k_blocks = k_pad_ / kBlock;
+    const EvenSplit k_groups(k_pad_ / kBlock, kMaxKBlocks);
     for (int xi = 0; xi < a * a; ++xi) {
       const float* vx = v + xi * count * c_pad_;
       const float* ux = u_.get() + xi * k_pad_ * c_pad_;
       float* mx = mm + xi * count * k_pad_;
-      for_each_tile(count, [&](std::int64_t t0, int width) {
-        for (std::int64_t kb0 = 0; kb0 < k_blocks; kb0 += kMaxKBlocks) {
-          const auto kbs = std::min<std::int64_t>(kMaxKBlocks, k_blocks - kb0);
-          kGemmTiles[kbs - 1][width - 1](vx + t0 * c_pad_, ux + kb0 * kBlock * c_pad_, g,
-                                         mx + t0 * k_pad_ + kb0 * kBlock, k_pad_);
-        }
-      });
+      for (std::int64_t group = 0; group < k_groups.parts; ++group) {
+        const std::int64_t kb0 = k_groups.begin(group);
+        const int kbs = k_groups.size(group);
+        for_each_tile(
+            count,
+            [&](std::int64_t t0, int width) {
+              kGemmTiles[kbs - 1][width - 1](vx + t0 * c_pad_, ux + kb0 * kBlock * c_pad_, g,
+                                             mx + t0 * k_pad_ + kb0 * kBlock, k_pad_);
+            },
+            max_tile_width(kbs));
+      }
     }
     for (std::int64_t t = 0; t < count; ++t) {
       const std::int64_t ty = (first + t) / tiles_w_, tx = (first + t) % tiles_w_;
