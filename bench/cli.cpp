@@ -135,18 +135,18 @@ int peak_command(int threads) {
   const Peak p = measure_peak(/*quick=*/false);
   fmt::print("FP32 FMA peak ({} lanes per SIMD register, this build's ISA):\n"
              "  1 thread:   {:8.1f} GFLOP/s\n"
-             "  {} threads: {:8.1f} GFLOP/s\n"
-             "cpu.02's register tile ({} x {} accumulators, 3x3 taps) on L1-resident data, the ceiling of a\n"
-             "direct kernel built on it:\n"
-             "  1 thread:   {:8.1f} GFLOP/s ({:.0f}% of the FMA peak)\n"
-             "  {} threads: {:8.1f} GFLOP/s ({:.0f}%)\n"
-             "memory bandwidth ({} threads, 256 MiB arrays):\n"
+             "  {} threads: {:8.1f} GFLOP/s\n",
+             p.simd_lanes, p.gflops_one, p.threads, p.gflops_all);
+  fmt::print("cpu.02's register tiles (3x3 taps) on L1-resident data, the ceiling of a direct kernel:\n");
+  for (const TileCeiling& t : p.tiles)
+    fmt::print("  {} x {:<2} 1 thread: {:6.1f} GFLOP/s ({:3.0f}% of the FMA peak)   {} threads: {:6.1f} ({:3.0f}%)\n",
+               t.k_blocks, t.pixels, t.gflops_one, 100 * t.gflops_one / p.gflops_one, p.threads, t.gflops_all,
+               100 * t.gflops_all / p.gflops_all);
+  fmt::print("memory bandwidth ({} threads, 256 MiB arrays):\n"
              "  read:       {:8.1f} GB/s\n"
              "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"
              "best of 5 repetitions each; machine balance {:.1f} FLOP per byte read\n",
-             p.simd_lanes, p.gflops_one, p.threads, p.gflops_all, p.tile_k_blocks, p.tile_pixels, p.tile_gflops_one,
-             100 * p.tile_gflops_one / p.gflops_one, p.threads, p.tile_gflops_all,
-             100 * p.tile_gflops_all / p.gflops_all, p.threads, p.read_gbs, p.triad_gbs, p.gflops_all / p.read_gbs);
+             p.threads, p.read_gbs, p.triad_gbs, p.gflops_all / p.read_gbs);
   return kExitOk;
 }
 

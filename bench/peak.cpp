@@ -3,9 +3,9 @@
 //   latency and 2 FMA pipes, at least 8 chains are needed to keep both pipes busy; 16 leave
 //   margin and fit in AVX-512's 32 registers (and in AVX2's 16, where the compiler keeps them).
 //   Best of several repetitions: the peak is what the machine can do, not what it usually does.
-// - Register tile: cpu.02's tile for 4 or more k blocks (kMaxKBlocks x its width) over a 3x3
-//   kernel and one block of channels, its input rows and weights (about 20 KiB) reused from L1
-//   call after call. The FMAs are the same as the peak loop's; what it adds are the loads (one
+// - Register tiles: cpu.02's tiles for wide layers (AVX-512: 4 x 7 and 2 x 14) over a 3x3
+//   kernel and one block of channels, its input rows and weights (at most ~40 KiB) reused from
+//   L1 call after call. The FMAs are the same as the peak loop's; what it adds are the loads (one
 //   weight vector per k block and one broadcast per pixel per tap), loop overhead and the tile's
 //   setup and stores. So peak -> tile ceiling is what the instruction mix costs on this core, and
 //   tile ceiling -> a kernel's rate is what its memory traffic, layout changes and edges cost.
@@ -22,6 +22,9 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
 #include "kernels/common/tensor.hpp"
 #include "kernels/cpu/microkernel.hpp"
 
@@ -62,12 +65,6 @@ double best_fma_gflops(int threads, int repetitions, long iterations) {
   return best;
 }
 
-double best_tile_gflops(int threads, int repetitions, long calls) {
-  double best = 0;
-  for (int r = 0; r < repetitions; ++r) best = std::max(best, register_tile_gflops(threads, calls));
-  return best;
-}
-
 void measure_bandwidth(Peak& peak) {
   const std::int64_t n = (256 << 20) / sizeof(float);  // a multiple of two SIMD widths
   auto a = aligned_floats(n), b = aligned_floats(n), c = aligned_floats(n);
@@ -102,9 +99,11 @@ void measure_bandwidth(Peak& peak) {
 }
 }  // namespace
 
-double register_tile_gflops(int threads, long calls) {
+namespace {
+template <int kKBlocks>
+double tile_gflops(int threads, long calls) {
   using namespace cpu;
-  constexpr int kKBlocks = kMaxKBlocks, kTile = max_tile_width(kMaxKBlocks);
+  constexpr int kTile = max_tile_width(kKBlocks);
   constexpr std::int64_t kTaps = 3, kWidth = 4 * kTile + kTaps - 1;  // four tiles of one padded row
   const std::int64_t in_floats = kTaps * kWidth * kBlock, w_floats = kKBlocks * kBlock * kTaps * kTaps * kBlock;
   const TileGeometry g{.channels = kBlock, .r = kTaps, .s = kTaps, .in_block_stride = in_floats,
@@ -130,6 +129,13 @@ double register_tile_gflops(int threads, long calls) {
   const double flops = 2.0 * kBlock * kKBlocks * kTile * kBlock * kTaps * kTaps * static_cast<double>(calls) * threads;
   return flops / seconds_since(start) / 1e9;
 }
+}  // namespace
+
+double register_tile_gflops(int k_blocks, int threads, long calls) {
+  if (k_blocks == cpu::kMaxKBlocks) return tile_gflops<cpu::kMaxKBlocks>(threads, calls);
+  if (k_blocks == 2) return tile_gflops<2>(threads, calls);
+  throw InputError(fmt::format("register tile: {} k blocks is not measured (2 or {})", k_blocks, cpu::kMaxKBlocks));
+}
 
 Peak measure_peak(bool quick) {
   Peak peak;
@@ -138,15 +144,28 @@ Peak measure_peak(bool quick) {
   // Long enough that thread wake-up and clock reads vanish: ~10 ms (quick) or ~100 ms per repetition.
   const long iterations = quick ? 3'000'000 : 30'000'000;
   best_fma_gflops(peak.threads, 1, iterations / 4);  // wake the thread pool and the clocks
-  peak.gflops_one = best_fma_gflops(1, quick ? 3 : 5, iterations);
-  peak.gflops_all = best_fma_gflops(peak.threads, quick ? 3 : 5, iterations);
-  if (quick) return peak;
-  // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
-  const long calls = iterations * kChains / (cpu::kBlock * 9 * cpu::kMaxAccumulators);
-  peak.tile_k_blocks = cpu::kMaxKBlocks;
-  peak.tile_pixels = cpu::max_tile_width(cpu::kMaxKBlocks);
-  peak.tile_gflops_one = best_tile_gflops(1, 5, calls);
-  peak.tile_gflops_all = best_tile_gflops(peak.threads, 5, calls);
+  if (quick) {
+    peak.gflops_one = best_fma_gflops(1, 3, iterations);
+    peak.gflops_all = best_fma_gflops(peak.threads, 3, iterations);
+    return peak;
+  }
+  for (const int k_blocks : {cpu::kMaxKBlocks, 2}) {
+    if (k_blocks == 2 && cpu::kMaxKBlocks == 2) break;  // without AVX-512 the widest tile is 2 x 6
+    peak.tiles.push_back({.k_blocks = k_blocks, .pixels = cpu::max_tile_width(k_blocks)});
+  }
+  // Repetitions interleave the FMA loop and the tiles, so that a busy spell of the machine (these
+  // are shared) falls on all of them alike rather than on whichever ran then; best of each.
+  for (int r = 0; r < 5; ++r)
+    for (const int threads : {1, peak.threads}) {
+      double& fma = threads == 1 ? peak.gflops_one : peak.gflops_all;
+      fma = std::max(fma, fma_gflops(threads, iterations));
+      for (TileCeiling& t : peak.tiles) {
+        // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
+        const long calls = iterations * kChains / (cpu::kBlock * 9 * t.k_blocks * t.pixels);
+        double& tile = threads == 1 ? t.gflops_one : t.gflops_all;
+        tile = std::max(tile, register_tile_gflops(t.k_blocks, threads, calls));
+      }
+    }
   measure_bandwidth(peak);
   return peak;
 }
@@ -156,10 +175,11 @@ nlohmann::json to_json(const Peak& peak) {
                       {"threads", peak.threads},
                       {"fma_gflops_one_thread", peak.gflops_one},
                       {"fma_gflops_all_threads", peak.gflops_all}};
-  if (peak.tile_gflops_one > 0) {
-    j["tile_gflops_one_thread"] = peak.tile_gflops_one;
-    j["tile_gflops_all_threads"] = peak.tile_gflops_all;
-  }
+  for (const TileCeiling& t : peak.tiles)
+    j["register_tiles"].push_back({{"k_blocks", t.k_blocks},
+                                   {"pixels", t.pixels},
+                                   {"gflops_one_thread", t.gflops_one},
+                                   {"gflops_all_threads", t.gflops_all}});
   if (peak.read_gbs > 0) {
     j["read_gbs"] = peak.read_gbs;
     j["triad_gbs"] = peak.triad_gbs;

@@ -2,20 +2,25 @@
 // GFLOP/s also shows the percentage of this measured peak: peaks are measured, never assumed.
 #pragma once
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 namespace convlab {
+
+struct TileCeiling {
+  int k_blocks = 0, pixels = 0;  // its accumulators: output-channel blocks x pixels
+  double gflops_one = 0, gflops_all = 0;
+};
 
 struct Peak {
   int simd_lanes = 0;           // FP32 lanes of the SIMD width this build targets
   int threads = 0;              // OpenMP threads of the all-threads figures
   double gflops_one = 0;        // FMA throughput, one thread
   double gflops_all = 0;        // FMA throughput, all threads
-  // cpu.02's register tile (kernels/cpu/microkernel.hpp) on data that stays in L1: the most a
-  // direct kernel built on it can reach here, whatever its memory traffic (full measure only).
-  int tile_k_blocks = 0, tile_pixels = 0;  // its accumulators: k blocks x pixels
-  double tile_gflops_one = 0;
-  double tile_gflops_all = 0;
+  // cpu.02's register tiles (kernels/cpu/microkernel.hpp) on data that stays in L1: the most a
+  // direct kernel built on each can reach here, whatever its memory traffic (full measure only).
+  std::vector<TileCeiling> tiles;
   double read_gbs = 0;          // memory read bandwidth, all threads (sum over a large array)
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
@@ -24,8 +29,9 @@ struct Peak {
 // register tile's ceiling and bandwidth.
 Peak measure_peak(bool quick);
 nlohmann::json to_json(const Peak& peak);
-// cpu.02's register tile on L1-resident data: GFLOP/s summed over `threads` threads, `calls`
-// tiles each (the tile_gflops_* measurement, once).
-double register_tile_gflops(int threads, long calls);
+// A register tile of k_blocks x max_tile_width(k_blocks) on L1-resident data: GFLOP/s summed
+// over `threads` threads, `calls` tiles each (one repetition of the TileCeiling measurement).
+// k_blocks: 2 or kMaxKBlocks, the shapes cpu.02 uses for wide layers.
+double register_tile_gflops(int k_blocks, int threads, long calls);
 
 }  // namespace convlab

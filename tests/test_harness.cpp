@@ -118,7 +118,7 @@ TEST_CASE("harness: bad protocols are rejected") {
 
 TEST_CASE("peak: the register tile's ceiling is measured, its work never optimised away") {
   const double fma = convlab::measure_peak(/*quick=*/true).gflops_one;
-  const double tile = convlab::register_tile_gflops(1, 2000);
+  const double tile = convlab::register_tile_gflops(2, 1, 2000);
   CHECK(tile > 0);
   // The tile runs the peak loop's FMAs plus loads: a rate well above the peak would mean the
   // compiler dropped some of its work.
