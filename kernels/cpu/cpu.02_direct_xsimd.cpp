@@ -19,15 +19,16 @@
 // (AVX-512; in L1 otherwise; no NCHWc output buffer, no second pass over the output).
 //
 // Expected bound: compute-bound on FMA throughput when C x R x S is large enough, at most the
-// tile's own ceiling, which `convlab peak` measures on L1-resident data. On the 2-core AVX-512 VM
-// (noisy: quote same-run ratios): the 4 x 7 tile alone reached 81-92% of a core's FMA peak where
-// the 2 x 14 tile reached 65-77%, and cpu.02 on mb8ic64ih56oc64oh56kh3ph1 (2 threads, 11 paired
-// runs against the 2 x 14 build) got 7-11% faster, best run 7.2 ms (~255 GFLOP/s, ~75% of the
-// 2-thread FMA peak). Tried and measured slower: splitting C into steps whose weights stay in L1
+// tile's own ceiling, which `convlab peak` measures on L1-resident data. On the 2-core AVX-512 VM,
+// quiet: the 4 x 7 tile alone reads 90-95% of the FMA peak and the 2 x 14 tile 83-86%; cpu.02 on
+// mb32ic64ih56oc64oh56kh3ph1 ran 27.8 ms p50, 82% of the peak measured at the start of the run
+// (oneDNN 75%), the input reorder 1.1 ms of it. Against the 2 x 14 build, six rounds of `convlab
+// conv` then `convlab compare` on that layer (the order of the two builds alternated: a round's
+// later runs were slower) gave median ratios 0.78-1.10, geometric mean 0.92. Tried in paired runs
+// of a scratch harness and dropped as slower: splitting C into steps whose weights stay in L1
 // (partial sums stored between steps: +0-23%), and 4 x 6 tiles (no register spill, but +2-8%;
-// the 4 x 7 tile spills one accumulator, an L1 round trip per tap). The input reorder is ~4% of
-// the time (an AVX-512 16x16 transpose; prefetching rows ahead measured no cheaper).
-// Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 FMAs per tile.
+// the 4 x 7 tile spills one accumulator, an L1 round trip per tap).
+// Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 multiply-adds per output.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
 // (for_each_blocked_image in kernels/cpu/layout.hpp).
