@@ -36,7 +36,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
   check_writable(o.json, o.csv);
   catch_interrupts();
   const Environment env = collect_environment();
-  const Peak peak = print_context(env);
+  Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
   fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
              o.backend, o.warmup, o.trials, to_string(config.method));
@@ -65,6 +65,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     if (!r.layer_times.empty())
       fmt::print("\nper layer: {} with {} at batch {} (median of {} timed passes; share of their sum)\n{}", o.model,
                  r.kernel, r.batch, o.trials, describe(r.layer_times));
+  recheck_peak(peak);
   print_flag_legend();
   return write_results(o.json, o.csv, env, peak, results);
 }
@@ -103,7 +104,7 @@ int conv_command(const ConvOptions& o) {
   config.seed = o.seed;
   check_writable(o.json, o.csv);
   const Environment env = collect_environment();
-  const Peak peak = print_context(env);
+  Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
   fmt::print("protocol: warmup {}, {} trials, outputs checked against cpu.00_reference before timing\n", o.warmup,
              o.trials);
@@ -126,6 +127,7 @@ int conv_command(const ConvOptions& o) {
   }
   if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
     fmt::print("\n{}", summary);
+  recheck_peak(peak);
   print_flag_legend();
   return write_results(o.json, o.csv, env, peak, results);
 }

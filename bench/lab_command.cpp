@@ -99,6 +99,15 @@ Peak print_context(const Environment& env) {
   return peak;
 }
 
+void recheck_peak(Peak& peak) {
+  peak.gflops_all_after = measure_peak(/*quick=*/true).gflops_all;
+  if (peak.gflops_all_after > 1.1 * peak.gflops_all)
+    fmt::print("peak:     {:.1f} GFLOP/s measured again after the runs, {:.0f}% above the {:.1f} at the start: the\n"
+               "          machine was busier then, and the % of peak above is up to {:.0f}% too high\n",
+               peak.gflops_all_after, 100 * (peak.gflops_all_after / peak.gflops_all - 1), peak.gflops_all,
+               100 * (peak.gflops_all_after / peak.gflops_all - 1));
+}
+
 int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
                   const std::vector<Result>& results) {
   const bool complete = !interrupted();

@@ -53,6 +53,10 @@ void print_flag_legend();
 void check_writable(const std::string& json, const std::string& csv);
 // The header of every measuring command: the environment, and the FMA peak measured now.
 Peak print_context(const Environment& env);
+// Measures the FMA peak again after the runs (into peak.gflops_all_after, for the results file)
+// and says so when it is well above the one the % of peak was taken against: the machine was
+// busier at the start, so those percentages are too high.
+void recheck_peak(Peak& peak);
 // Writes the requested files; the exit code says whether every result is ok, some ran out of
 // memory, or a SIGINT cut the run short (then the files hold what was finished, marked incomplete).
 int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,

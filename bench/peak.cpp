@@ -175,6 +175,7 @@ nlohmann::json to_json(const Peak& peak) {
                       {"threads", peak.threads},
                       {"fma_gflops_one_thread", peak.gflops_one},
                       {"fma_gflops_all_threads", peak.gflops_all}};
+  if (peak.gflops_all_after > 0) j["fma_gflops_all_threads_after"] = peak.gflops_all_after;
   for (const TileCeiling& t : peak.tiles)
     j["register_tiles"].push_back({{"k_blocks", t.k_blocks},
                                    {"pixels", t.pixels},

@@ -18,6 +18,7 @@ struct Peak {
   int threads = 0;              // OpenMP threads of the all-threads figures
   double gflops_one = 0;        // FMA throughput, one thread
   double gflops_all = 0;        // FMA throughput, all threads
+  double gflops_all_after = 0;  // the same, measured again (quick) after a run's trials; 0: not
   // cpu.02's register tiles (kernels/cpu/microkernel.hpp) on data that stays in L1: the most a
   // direct kernel built on each can reach here, whatever its memory traffic (full measure only).
   std::vector<TileCeiling> tiles;
