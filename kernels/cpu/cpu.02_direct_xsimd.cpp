@@ -27,7 +27,9 @@
 // later runs were slower) gave median ratios 0.78-1.10, geometric mean 0.92. Tried in paired runs
 // of a scratch harness and dropped as slower: splitting C into steps whose weights stay in L1
 // (partial sums stored between steps: +0-23%), and 4 x 6 tiles (no register spill, but +2-8%;
-// the 4 x 7 tile spills one accumulator, an L1 round trip per tap).
+// the 4 x 7 tile spills one accumulator, an L1 round trip per tap). Writing each image's copy
+// row by row just ahead of the tiles that read it, rather than whole before them, measured ~14%
+// slower (six alternating rounds of `convlab compare`, ratios 0.87-1.44).
 // Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 multiply-adds per output.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
