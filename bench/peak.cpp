@@ -97,9 +97,7 @@ void measure_bandwidth(Peak& peak) {
     if (sum < 0) peak.read_gbs = 0;  // keeps the sum alive; never true
   }
 }
-}  // namespace
 
-namespace {
 template <int kKBlocks>
 double tile_gflops(int threads, long calls) {
   using namespace cpu;

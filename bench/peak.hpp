@@ -26,8 +26,8 @@ struct Peak {
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
 
-// quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 3 s, with the
-// register tile's ceiling and bandwidth.
+// quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 5 s, with the
+// register tiles' ceilings and bandwidth.
 Peak measure_peak(bool quick);
 nlohmann::json to_json(const Peak& peak);
 // A register tile of k_blocks x max_tile_width(k_blocks) on L1-resident data: GFLOP/s summed
