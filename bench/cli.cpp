@@ -65,9 +65,7 @@ int run_lab_command(const RunOptions& o, bool teaching_summary) {
     if (!r.layer_times.empty())
       fmt::print("\nper layer: {} with {} at batch {} (median of {} timed passes; share of their sum)\n{}", o.model,
                  r.kernel, r.batch, o.trials, describe(r.layer_times));
-  recheck_peak(peak);
-  print_flag_legend();
-  return write_results(o.json, o.csv, env, peak, results);
+  return finish_measuring(o.json, o.csv, env, peak, results);
 }
 
 struct ConvOptions {
@@ -123,13 +121,11 @@ int conv_command(const ConvOptions& o) {
         results.insert(results.end(), measured.begin(), measured.end());
       }
     }
-  } catch (const Interrupted&) {  // the problem in progress is dropped; write_results marks the rest
+  } catch (const Interrupted&) {  // the problem in progress is dropped; finish_measuring marks the rest
   }
   if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
     fmt::print("\n{}", summary);
-  recheck_peak(peak);
-  print_flag_legend();
-  return write_results(o.json, o.csv, env, peak, results);
+  return finish_measuring(o.json, o.csv, env, peak, results);
 }
 
 int peak_command(int threads) {

@@ -81,10 +81,12 @@ std::function<void(const Result&)> print_and_advance(const LabConfig& config, Pr
   };
 }
 
+namespace {
 void print_flag_legend() {
   fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
              " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
 }
+}  // namespace
 
 void check_writable(const std::string& json, const std::string& csv) {
   for (const std::string& path : {json, csv})
@@ -99,17 +101,14 @@ Peak print_context(const Environment& env) {
   return peak;
 }
 
-void recheck_peak(Peak& peak) {
+int finish_measuring(const std::string& json, const std::string& csv, const Environment& env, Peak& peak,
+                     const std::vector<Result>& results) {
   peak.gflops_all_after = measure_peak(/*quick=*/true).gflops_all;
-  if (peak.gflops_all_after > 1.1 * peak.gflops_all)
+  if (const double excess = peak.gflops_all_after / peak.gflops_all - 1; excess > 0.1)
     fmt::print("peak:     {:.1f} GFLOP/s measured again after the runs, {:.0f}% above the {:.1f} at the start: the\n"
                "          machine was busier then, and the % of peak above is up to {:.0f}% too high\n",
-               peak.gflops_all_after, 100 * (peak.gflops_all_after / peak.gflops_all - 1), peak.gflops_all,
-               100 * (peak.gflops_all_after / peak.gflops_all - 1));
-}
-
-int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
-                  const std::vector<Result>& results) {
+               peak.gflops_all_after, 100 * excess, peak.gflops_all, 100 * excess);
+  print_flag_legend();
   const bool complete = !interrupted();
   const std::string note = fmt::format("interrupted by SIGINT: only the {} results finished are written", results.size());
   if (!json.empty()) {

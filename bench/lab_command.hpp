@@ -48,18 +48,17 @@ std::function<void(const Result&)> print_and_advance(const LabConfig& config, Pr
                                                      bool explain, std::size_t first_step = 0,
                                                      std::size_t total_steps = 0);
 
-void print_flag_legend();
 // Output paths are checked before a run, not after minutes of measuring.
 void check_writable(const std::string& json, const std::string& csv);
 // The header of every measuring command: the environment, and the FMA peak measured now.
 Peak print_context(const Environment& env);
-// Measures the FMA peak again after the runs (into peak.gflops_all_after, for the results file)
-// and says so when it is well above the one the % of peak was taken against: the machine was
-// busier at the start, so those percentages are too high.
-void recheck_peak(Peak& peak);
-// Writes the requested files; the exit code says whether every result is ok, some ran out of
-// memory, or a SIGINT cut the run short (then the files hold what was finished, marked incomplete).
-int write_results(const std::string& json, const std::string& csv, const Environment& env, const Peak& peak,
-                  const std::vector<Result>& results);
+// The end of every measuring command: measures the FMA peak again (into peak.gflops_all_after,
+// for the results file) and says so when it is well above the one the % of peak was taken
+// against (the machine was busier at the start, so those percentages are too high); prints the
+// flag legend; writes the requested files. The exit code says whether every result is ok, some
+// ran out of memory, or a SIGINT cut the run short (then the files hold what was finished,
+// marked incomplete).
+int finish_measuring(const std::string& json, const std::string& csv, const Environment& env, Peak& peak,
+                     const std::vector<Result>& results);
 
 }  // namespace convlab

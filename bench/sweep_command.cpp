@@ -103,7 +103,7 @@ int run_sweep(const SweepOptions& o) {
   check_writable(run.json, run.csv);
   catch_interrupts();
   const Environment env = collect_environment();
-  const Peak peak = print_context(env);
+  Peak peak = print_context(env);
   fmt::print("sweep:    {} on {}, batches {}, {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n",
              run.model, run.backend, run.batches, o.modes, run.warmup, run.trials, to_string(config.method));
   if (end_to_end) fmt::print("images:   {}\n", config.images->source);
@@ -121,8 +121,7 @@ int run_sweep(const SweepOptions& o) {
     }
   }
   fmt::print("\n{}", sweep_summary(results, config));
-  print_flag_legend();
-  return write_results(run.json, run.csv, env, peak, results);
+  return finish_measuring(run.json, run.csv, env, peak, results);
 }
 
 }  // namespace convlab
