@@ -40,7 +40,7 @@ constexpr int max_tile_width(std::int64_t k_blocks) {
 // accumulators to hide the FMA latency.
 struct EvenSplit {
   std::int64_t count, parts;
-  EvenSplit(std::int64_t count_, std::int64_t max_part) : count(count_), parts((count_ + max_part - 1) / max_part) {}
+  EvenSplit(std::int64_t n, std::int64_t max_part) : count(n), parts((n + max_part - 1) / max_part) {}
   std::int64_t begin(std::int64_t i) const { return i * (count / parts) + std::min(i, count % parts); }
   int size(std::int64_t i) const { return static_cast<int>(count / parts + (i < count % parts ? 1 : 0)); }
 };

@@ -76,6 +76,7 @@ class WinogradConv final : public PlannedConv {
         c_pad_(round_up(p.c)), k_pad_(round_up(p.k)),
         image_{.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = kBlock,
                .extra_h = tiles_h_ * m - p.out_h(), .extra_w = tiles_w_ * m - p.out_w()},
+        k_groups_(k_pad_ / kBlock, kMaxKBlocks),
         u_(aligned_floats(static_cast<std::size_t>(a * a * c_pad_ * k_pad_))),
         bias_(aligned_floats(static_cast<std::size_t>(k_pad_))) {
     // Tiles per chunk: V and M (a^2 x (C + K) floats per tile) within ~512 KiB of L2, and at
@@ -148,14 +149,13 @@ class WinogradConv final : public PlannedConv {
     // The GEMMs: a 1x1 "convolution" over the channels with the tiles as pixels.
     const TileGeometry g{.channels = p_.c, .r = 1, .s = 1, .in_block_stride = kBlock, .in_tap_row = 0,
                          .in_tap_col = 0, .in_pixel = c_pad_, .w_block_stride = c_pad_ * kBlock};
-    const EvenSplit k_groups(k_pad_ / kBlock, kMaxKBlocks);
     for (int xi = 0; xi < a * a; ++xi) {
       const float* vx = v + xi * count * c_pad_;
       const float* ux = u_.get() + xi * k_pad_ * c_pad_;
       float* mx = mm + xi * count * k_pad_;
-      for (std::int64_t group = 0; group < k_groups.parts; ++group) {
-        const std::int64_t kb0 = k_groups.begin(group);
-        const int kbs = k_groups.size(group);
+      for (std::int64_t group = 0; group < k_groups_.parts; ++group) {
+        const std::int64_t kb0 = k_groups_.begin(group);
+        const int kbs = k_groups_.size(group);
         for_each_tile(
             count,
             [&](std::int64_t t0, int width) {
@@ -230,6 +230,7 @@ class WinogradConv final : public PlannedConv {
   bool by_image_;  // whole images per thread when the batch shares out (as in cpu.02)
   std::int64_t tiles_h_, tiles_w_, c_pad_, k_pad_;
   PaddedBlockedImage image_;
+  EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks (as cpu.02)
   std::int64_t chunk_tiles_ = 1;
   bool scatter_ = false;  // channel-plane offsets fit the int32 scatter indices
   alignas(64) std::int32_t plane_offsets_[kBlock];
