@@ -27,13 +27,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Debian 12's stb_image (git 2022-09-08) builds a JPEG Huffman table without checking that its
-// 16 code-length counts add up to at most 256 symbols, and writes past a 257-entry array when
-// they do (found by fuzz_image; later stb versions check it). So every DHT segment is checked
-// here first. Returns why the JPEG is refused, or "" (also for what is not a JPEG at all: the
-// decoder judges the rest).
-std::string bad_jpeg_huffman_table(std::span<const std::uint8_t> b) {
+// Debian 12's stb_image (git 2022-09-08) trusts a JPEG's tables in two ways that corrupt memory
+// (both found by fuzz_image; later stb versions check the first):
+// - it builds a Huffman table without checking that its 16 code-length counts add up to at most
+//   256 symbols, and writes past a 257-entry array when they do;
+// - it decodes a scan with whatever Huffman table the scan names, even one no DHT segment defined:
+//   its decoder state is malloc'd, not zeroed, so an undefined table is heap garbage and its
+//   lookups read out of bounds (which bytes depends on the heap, so the crash comes and goes).
+// So every marker segment is walked here first. The same walk refuses a scan whose components
+// use a quantization table no DQT defined (stb would multiply by garbage). Returns why the JPEG is
+// refused, or "" (also for what is not a JPEG at all: the decoder judges the rest).
+std::string bad_jpeg_tables(std::span<const std::uint8_t> b) {
   if (b.size() < 4 || b[0] != 0xFF || b[1] != 0xD8) return {};
+  unsigned huffman_defined[2] = {0, 0};  // bit n: table n of class 0 (DC) or 1 (AC) defined
+  unsigned quant_defined = 0;
+  bool huffman_frame = false, progressive = false;  // stb decodes the Huffman-coded SOF0-SOF2 only
+  std::uint8_t quant_of[256] = {};  // component id -> quantization table, from the frame header
+  bool in_frame[256] = {};
   std::size_t i = 2;
   while (i + 4 <= b.size()) {
     if (b[i] != 0xFF) {  // entropy-coded data after a scan: skip to the next marker
@@ -48,12 +58,44 @@ std::string bad_jpeg_huffman_table(std::span<const std::uint8_t> b) {
     if (marker == 0xD9) return {};  // end of image
     const std::size_t length = static_cast<std::size_t>(b[i + 2]) << 8 | b[i + 3];
     const std::size_t end = std::min(b.size(), i + 2 + length);
+    const std::size_t body = i + 4;
     if (marker == 0xC4) {  // DHT: tables of (class/id, 16 counts, that many symbols)
-      for (std::size_t t = i + 4; t + 17 <= end;) {
+      for (std::size_t t = body; t + 17 <= end;) {
         std::size_t symbols = 0;
         for (std::size_t k = 1; k <= 16; ++k) symbols += b[t + k];
         if (symbols > 256) return fmt::format("a Huffman table of {} symbols (at most 256)", symbols);
+        if (const int tc = b[t] >> 4, th = b[t] & 15; tc <= 1 && th <= 3) huffman_defined[tc] |= 1u << th;
         t += 17 + symbols;
+      }
+    } else if (marker == 0xDB) {  // DQT: tables of (precision/id, 64 or 128 bytes)
+      for (std::size_t t = body; t < end;) {
+        if (const int tq = b[t] & 15; tq <= 3) quant_defined |= 1u << tq;
+        t += 1 + ((b[t] >> 4) != 0 ? 128 : 64);
+      }
+    } else if (marker >= 0xC0 && marker <= 0xC2) {  // SOF: precision, height, width, components
+      huffman_frame = true;
+      progressive = marker == 0xC2;
+      if (body + 6 <= end)
+        for (std::size_t c = 0, t = body + 6; c < b[body + 5] && t + 3 <= end; ++c, t += 3) {
+          in_frame[b[t]] = true;
+          quant_of[b[t]] = b[t + 2];
+        }
+    } else if (marker == 0xDA && body + 1 <= end) {  // SOS: components (id, DC/AC table), Ss, Se, Ah/Al
+      const std::size_t n = b[body], tail = body + 1 + 2 * n;
+      if (!huffman_frame || tail + 3 > end) return {};  // stb refuses these itself
+      const int spectral_start = b[tail], successive_high = b[tail + 2] >> 4;
+      // A sequential scan decodes with both tables; a progressive one with the DC table in a
+      // first DC scan, with the AC table in an AC scan.
+      const bool uses_dc = !progressive || (spectral_start == 0 && successive_high == 0);
+      const bool uses_ac = !progressive || spectral_start != 0;
+      for (std::size_t c = 0; c < n; ++c) {
+        const std::uint8_t id = b[body + 1 + 2 * c], dc = b[body + 2 + 2 * c] >> 4, ac = b[body + 2 + 2 * c] & 15;
+        if (uses_dc && dc <= 3 && !(huffman_defined[0] >> dc & 1))
+          return fmt::format("a scan uses DC Huffman table {}, which no DHT defines", dc);
+        if (uses_ac && ac <= 3 && !(huffman_defined[1] >> ac & 1))
+          return fmt::format("a scan uses AC Huffman table {}, which no DHT defines", ac);
+        if (in_frame[id] && quant_of[id] <= 3 && !(quant_defined >> quant_of[id] & 1))
+          return fmt::format("a scan uses quantization table {}, which no DQT defines", quant_of[id]);
       }
     }
     i = std::max(end, i + 2);
@@ -81,7 +123,7 @@ std::string bad_pnm_header(std::span<const std::uint8_t> b) {
 Image decode_image(const EncodedImage& file, int channels, std::int64_t max_pixels) {
   if (file.bytes.size() > static_cast<std::size_t>(INT32_MAX))
     throw InputError(fmt::format("image '{}' is too large to decode ({} bytes)", file.name, file.bytes.size()));
-  if (const std::string why = bad_jpeg_huffman_table(file.bytes); !why.empty())
+  if (const std::string why = bad_jpeg_tables(file.bytes); !why.empty())
     throw InputError(fmt::format("'{}' is not an image convlab decodes: a corrupt JPEG ({})", file.name, why));
   if (const std::string why = bad_pnm_header(file.bytes); !why.empty())
     throw InputError(fmt::format("'{}' is not an image convlab decodes: a corrupt PNM ({})", file.name, why));

@@ -123,6 +123,28 @@ TEST_CASE("images: files that would trip Debian's stb_image are refused before d
   std::vector<std::uint8_t> jpeg = {0xFF, 0xD8, 0xFF, 0xC4, 0x00, 0x13, 0x00};
   for (int k = 0; k < 16; ++k) jpeg.push_back(k == 15 ? 17 : 16);  // 15 x 16 + 17 = 257
   CHECK_THROWS_WITH_AS(decode_image(encoded(jpeg), 3), doctest::Contains("a Huffman table of 257 symbols"), InputError);
+  // A scan that names Huffman or quantization tables no segment defined: stb would look codes up in
+  // uninitialised heap memory (fuzz_image's find, which crashed only with some heap layouts).
+  const std::vector<std::uint8_t> sof = {0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x00, 0x08, 0x00, 0x08, 0x01, 0x01, 0x11, 0x00};
+  const std::vector<std::uint8_t> sos = {0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00, 0x00, 0xFF, 0xD9};
+  std::vector<std::uint8_t> dqt(5 + 64, 1);  // quantization table 0: 64 ones
+  std::ranges::copy(std::vector<std::uint8_t>{0xFF, 0xDB, 0x00, 0x43, 0x00}, dqt.begin());
+  std::vector<std::uint8_t> dht = {0xFF, 0xC4, 0x00, 0x14, 0x00, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x00};
+  const auto concat = [](std::initializer_list<std::vector<std::uint8_t>> parts) {
+    std::vector<std::uint8_t> all = {0xFF, 0xD8};
+    for (const auto& p : parts) all.insert(all.end(), p.begin(), p.end());
+    return all;
+  };
+  CHECK_THROWS_WITH_AS(decode_image(encoded(concat({dqt, sof, sos})), 3),
+                       doctest::Contains("DC Huffman table 0, which no DHT defines"), InputError);
+  CHECK_THROWS_WITH_AS(decode_image(encoded(concat({dqt, dht, sof, sos})), 3),
+                       doctest::Contains("AC Huffman table 0, which no DHT defines"), InputError);
+  std::vector<std::uint8_t> dht_ac = dht;
+  dht_ac[4] = 0x10;  // the same one-symbol table, as AC table 0
+  CHECK_THROWS_WITH_AS(decode_image(encoded(concat({dht, dht_ac, sof, sos})), 3),
+                       doctest::Contains("quantization table 0, which no DQT defines"), InputError);
+  // With every table defined the walk lets it through, and stb decodes the (empty) scan as 8x8.
+  CHECK(decode_image(encoded(concat({dqt, dht, dht_ac, sof, sos})), 3).width == 8);
   // A PNM header number too long for an int: stb's parser overflows.
   const std::string pnm = "P6\n2544444444444 2\n255\n";
   CHECK_THROWS_WITH_AS(decode_image(encoded({pnm.begin(), pnm.end()}), 3), doctest::Contains("more than 9 digits"),
