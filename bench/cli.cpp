@@ -78,6 +78,7 @@ struct ConvOptions {
   int threads = 0;
   std::string percentile = "linear";
   std::uint64_t seed = 1;
+  bool interleave = false;
   std::string json, csv;
 };
 
@@ -98,14 +99,15 @@ int conv_command(const ConvOptions& o) {
     return kExitOk;
   }
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.interleave = o.interleave;
   config.method = parse_percentile_method(o.percentile);
   config.seed = o.seed;
   check_writable(o.json, o.csv);
   const Environment env = collect_environment();
   Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
-  fmt::print("protocol: warmup {}, {} trials, outputs checked against cpu.00_reference before timing\n", o.warmup,
-             o.trials);
+  fmt::print("protocol: warmup {}, {} trials{}, outputs checked against cpu.00_reference before timing\n", o.warmup,
+             o.trials, o.interleave ? ", a problem's kernels interleaved trial by trial" : "");
   catch_interrupts();
   std::vector<Result> results;
   try {
@@ -250,6 +252,8 @@ int run_cli(int argc, char** argv) {
   conv->add_option("--threads", conv_options.threads, "CPU threads (default: all cores)");
   conv->add_option("--percentile", conv_options.percentile, "linear or nearest-rank")->capture_default_str();
   conv->add_option("--seed", conv_options.seed, "Seed of the input and weights")->capture_default_str();
+  conv->add_flag("--interleave", conv_options.interleave,
+                 "Time a problem's kernels together, one trial of each per round: ratios that hold on a noisy machine");
   conv->add_option("--json", conv_options.json, "Write results as JSON (schema convlab/1)");
   conv->add_option("--csv", conv_options.csv, "Write results as CSV");
   SweepOptions sweep_options;

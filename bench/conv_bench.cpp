@@ -73,6 +73,70 @@ ConvBuffers host_buffers(const Buffers& b, std::unique_ptr<float[], detail::Alig
   float* out = output.get();
   return {b.input.data(), out, [out] { return out; }};
 }
+
+// One kernel planned for one problem, its output checked against the oracle: ready to time.
+// Held by pointer: `io` and the run closures point into it.
+struct Prepared {
+  Buffers buffers;
+  std::unique_ptr<PlannedConv> planned;
+  std::unique_ptr<float[], detail::AlignedFree> workspace, host_output;
+  std::optional<cuda::DeviceBuffer> device_in, device_out;
+  ConvBuffers io;
+  Device* device = nullptr;
+
+  void run() const { planned->run(io.input, io.output, workspace.get()); }
+  void run_layout_changes_only() const { planned->run_layout_changes_only(io.input, io.output, workspace.get()); }
+};
+
+// Plans `info` on `p`, runs it once and checks its output against the oracle (filling r's
+// memory account and accuracy); the GPU device is made with the first GPU kernel.
+std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, std::uint64_t seed, Device& cpu,
+                                  std::unique_ptr<Device>& gpu, Result& r) {
+  auto k = std::make_unique<Prepared>();
+  k->buffers = make_buffers(p, seed);
+  const Buffers& b = k->buffers;
+  k->planned = info.plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
+  k->workspace = aligned_floats((k->planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
+  r.model_memory = {.weights_bytes = k->planned->weight_bytes(),
+                    .activations_bytes = static_cast<std::size_t>(p.input_elems() + p.output_elems()) * sizeof(float),
+                    .workspace_bytes = k->planned->workspace_bytes()};
+  k->io = host_buffers(b, k->host_output, p.output_elems());
+  k->device = &cpu;
+  if (info.backend != Backend::cpu) {  // a GPU kernel takes device pointers
+    cuda::GpuRuntime& rt = *gpu_runtime(info.backend);  // available: checked by the caller
+    k->device_in.emplace(rt, b.input.size());
+    k->device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
+    rt.upload(k->device_in->data(), b.input.data(), b.input.size());
+    Prepared* self = k.get();
+    k->io = {self->device_in->data(), self->device_out->data(), [&rt, self] {
+               rt.download(self->host_output.get(), self->device_out->data(), self->device_out->size());
+               rt.synchronize();
+               return static_cast<const float*>(self->host_output.get());
+             }};
+    if (!gpu) gpu = make_gpu_device(rt);
+    k->device = gpu.get();
+  }
+  k->run();  // the check comes before any timing
+  r.accuracy = check_against_reference(p, b, k->io.result());
+  return k;
+}
+
+// r's timings from its measurement, and its layout changes timed alone.
+void summarize_into(Result& r, Measurement m, const Prepared& k, const ConvBenchConfig& config, Clock& clock) {
+  r.measurement = std::move(m);
+  r.latency = summarize(r.measurement.samples_ms, config.method);
+  if (!r.measurement.device_samples_ms.empty())
+    r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
+  if (k.planned->changes_layout())
+    r.layout_ms = summarize(measure([&k] { k.run_layout_changes_only(); }, *k.device, kLayoutProtocol, clock).samples_ms).p50;
+}
+
+void mark_out_of_memory(Result& r) {
+  r.status = ResultStatus::out_of_memory;
+  r.accuracy.reset();
+  r.error = fmt::format("out of memory at batch {}", r.batch);
+}
+
 }  // namespace
 
 std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result) {
@@ -87,54 +151,50 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
       if (ids.empty())
         for (const KernelInfo& k : all_kernels())
           if (k.backend == config.backend && k.supports(p)) ids.emplace_back(k.id);
+      // One at a time: each kernel planned, checked, timed and freed before the next. Interleaved:
+      // all planned and checked first, then timed together round by round (measure_interleaved).
+      std::vector<Result> rows;
+      std::vector<std::unique_ptr<Prepared>> prepared;  // interleaved: rows[i]'s kernel, or null
       for (const std::string& id : ids) {
         const KernelInfo* info = find_kernel(id);
         if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
         if (!backend_status(info->backend).available || !info->supports(p)) continue;  // listed as unsupported
-        Result r{.problem = to_string(p), .role = np.role, .backend = std::string(to_string(info->backend)),
-                 .kernel = id, .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
-                 .method = config.method, .flops_per_item = p.with_batch(1).flops(), .peak_gflops = config.peak_gflops};
+        Result& r = rows.emplace_back(Result{
+            .problem = to_string(p), .role = np.role, .backend = std::string(to_string(info->backend)), .kernel = id,
+            .batch = batch, .threads = omp_get_max_threads(), .interleaved = config.interleave,
+            .protocol = config.protocol, .method = config.method, .flops_per_item = p.with_batch(1).flops(),
+            .peak_gflops = config.peak_gflops});
+        std::unique_ptr<Prepared> k;
         try {
-          const Buffers b = make_buffers(p, config.seed);
-          auto planned = info->plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
-          auto workspace = aligned_floats((planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
-          r.model_memory = {.weights_bytes = planned->weight_bytes(),
-                            .activations_bytes = static_cast<std::size_t>(p.input_elems() + p.output_elems()) * sizeof(float),
-                            .workspace_bytes = planned->workspace_bytes()};
-          std::unique_ptr<float[], detail::AlignedFree> host_output;
-          ConvBuffers io = host_buffers(b, host_output, p.output_elems());
-          Device* device = cpu.get();
-          std::optional<cuda::DeviceBuffer> device_in, device_out;
-          if (info->backend != Backend::cpu) {  // a GPU kernel takes device pointers
-            cuda::GpuRuntime& rt = *gpu_runtime(info->backend);  // available: checked above
-            device_in.emplace(rt, b.input.size());
-            device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
-            rt.upload(device_in->data(), b.input.data(), b.input.size());
-            float* host = host_output.get();
-            io = {device_in->data(), device_out->data(), [&rt, &device_out, host] {
-                    rt.download(host, device_out->data(), device_out->size());
-                    rt.synchronize();
-                    return static_cast<const float*>(host);
-                  }};
-            if (!gpu) gpu = make_gpu_device(rt);
-            device = gpu.get();
-          }
-          auto run = [&] { planned->run(io.input, io.output, workspace.get()); };
-          run();  // the check comes before any timing
-          r.accuracy = check_against_reference(p, b, io.result());
-          r.measurement = measure(run, *device, config.protocol, clock);
-          r.latency = summarize(r.measurement.samples_ms, config.method);
-          if (!r.measurement.device_samples_ms.empty())
-            r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
-          if (planned->changes_layout()) {
-            auto layout = [&] { planned->run_layout_changes_only(io.input, io.output, workspace.get()); };
-            r.layout_ms = summarize(measure(layout, *device, kLayoutProtocol, clock).samples_ms).p50;
+          k = prepare(*info, p, config.seed, *cpu, gpu, r);
+          if (!config.interleave) {
+            Prepared& one = *k;
+            summarize_into(r, measure([&one] { one.run(); }, *one.device, config.protocol, clock), one, config, clock);
+            k.reset();
           }
         } catch (const std::bad_alloc&) {
-          r.status = ResultStatus::out_of_memory;
-          r.accuracy.reset();
-          r.error = fmt::format("out of memory at batch {}", batch);
+          k.reset();
+          mark_out_of_memory(r);
         }
+        prepared.push_back(std::move(k));
+      }
+      if (config.interleave) {
+        std::vector<Workload> workloads;
+        std::vector<std::size_t> rows_timed;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+          if (const Prepared* k = prepared[i].get()) {
+            workloads.push_back({[k] { k->run(); }, k->device});
+            rows_timed.push_back(i);
+          }
+        try {
+          std::vector<Measurement> m = measure_interleaved(workloads, config.protocol, clock);
+          for (std::size_t j = 0; j < rows_timed.size(); ++j)
+            summarize_into(rows[rows_timed[j]], std::move(m[j]), *prepared[rows_timed[j]], config, clock);
+        } catch (const std::bad_alloc&) {
+          for (const std::size_t i : rows_timed) mark_out_of_memory(rows[i]);
+        }
+      }
+      for (Result& r : rows) {
         if (on_result) on_result(r);
         results.push_back(std::move(r));
       }

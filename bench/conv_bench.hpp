@@ -18,6 +18,7 @@ struct ConvBenchConfig {
   Backend backend = Backend::cpu;     // whose kernels run when `kernels` is empty
   std::vector<std::string> kernels;   // empty: every available kernel of `backend` that supports the problem
   Protocol protocol;
+  bool interleave = false;  // time the kernels of a problem together, trial by trial (measure_interleaved)
   PercentileMethod method = PercentileMethod::linear;
   std::uint64_t seed = 1;
   double peak_gflops = 0;

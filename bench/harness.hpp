@@ -36,4 +36,18 @@ struct Measurement {
 Measurement measure(const std::function<void()>& run, Device& device, const Protocol& protocol,
                     Clock& clock);
 
+// Several workloads measured together, for a machine whose speed drifts (a shared VM, where a
+// busy spell can last seconds): the cold runs in order, the warmup runs round-robin, then
+// `trials` rounds that each time every workload once, the order rotated each round so that none
+// always follows the same one. A slow spell then falls on all of them alike and their ratios
+// hold, where one after the other (all of A's trials, then all of B's) compares different spells.
+// The resident memory is the set's: every Measurement gets the same figures. measure() is the
+// case of one workload.
+struct Workload {
+  std::function<void()> run;
+  Device* device;
+};
+std::vector<Measurement> measure_interleaved(const std::vector<Workload>& workloads, const Protocol& protocol,
+                                             Clock& clock);
+
 }  // namespace convlab

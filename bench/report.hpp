@@ -56,6 +56,7 @@ struct Result {
   std::string mode;
   std::int64_t batch = 0;
   int threads = 0;
+  bool interleaved = false;  // timed trial by trial together with the other kernels of its problem
   ResultStatus status = ResultStatus::ok;
   std::string error;  // why the status is not ok
   std::string mistrusted;  // why an ok result proves little (bench/mistrust.hpp); flag `mistrusted`

@@ -119,6 +119,19 @@ TEST_CASE("cli: conv times single convolutions, checked against the oracle") {
   CHECK(r["error_vs_reference"]["sampled"] == false);
   CHECK(r["error_vs_reference"]["max_abs"].get<double>() < 1e-4);
   CHECK(r["percent_of_peak"].get<double>() > 0);
+  CHECK_FALSE(r.contains("interleaved"));
+
+  // --interleave: the same rows, each marked, and the protocol line says so.
+  const Outcome i = run_convlab("conv --problem mb1ic8ih9oc8oh9kh3ph1 --kernel cpu.01_im2col_eigen,cpu.02_direct_xsimd "
+                                "--interleave --warmup 1 --trials 3 --json " + json);
+  REQUIRE(i.code == 0);
+  CHECK(i.out.find("kernels interleaved trial by trial") != std::string::npos);
+  const auto interleaved = nlohmann::json::parse(slurp(json));
+  REQUIRE(interleaved["results"].size() == 2);
+  for (const auto& row : interleaved["results"]) {
+    CHECK(row["interleaved"] == true);
+    CHECK(row["samples_ms"].size() == 3);
+  }
 }
 
 TEST_CASE("cli: conv's bad input exits 2 with the file and line") {

@@ -44,6 +44,29 @@ TEST_CASE("conv bench: large problems are checked on a sample, small ones whole"
   CHECK(small[0].accuracy->max_abs < 1e-6);
 }
 
+TEST_CASE("conv bench: interleaved, every kernel is still checked and timed, its rows in the same order") {
+  ConvBenchConfig config;
+  config.problems = {{parse_problem("mb2ic5ih7oc6oh7kh3ph1"), ""}};
+  config.kernels = {"cpu.00_reference", "cpu.02_direct_xsimd", "cpu.01_im2col_eigen"};
+  config.protocol = {.warmup = 1, .trials = 4};
+  config.interleave = true;
+  const auto rows = run_conv_bench(config, {});
+  REQUIRE(rows.size() == 3);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    CAPTURE(rows[i].kernel);
+    CHECK(rows[i].kernel == config.kernels[i]);
+    CHECK(rows[i].interleaved);
+    CHECK(rows[i].status == ResultStatus::ok);
+    CHECK(rows[i].measurement.samples_ms.size() == 4);
+    CHECK(rows[i].latency.p50 > 0);
+    REQUIRE(rows[i].accuracy);
+    CHECK(rows[i].accuracy->max_abs < 1e-4);
+  }
+  CHECK(rows[1].layout_ms.has_value());  // cpu.02 reorders its input: timed apart as before
+  config.interleave = false;
+  CHECK_FALSE(run_conv_bench(config, {})[0].interleaved);
+}
+
 TEST_CASE("conv bench: best of ours versus oneDNN is a geometric mean over problems") {
   auto result = [](const char* problem, const char* kernel, double p50) {
     Result r{.problem = problem, .kernel = kernel, .batch = 1};

@@ -116,6 +116,35 @@ TEST_CASE("harness: bad protocols are rejected") {
                        InputError);
 }
 
+TEST_CASE("harness: interleaved workloads are timed round by round, the order rotated each round") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  // Workload a's runs take 10 ms, b's 20, c's 30; the log records which ran, in order.
+  std::vector<Workload> workloads;
+  for (const char* name : {"a", "b", "c"})
+    workloads.push_back({[&log, &clock, name] {
+                           log.events.emplace_back(name);
+                           clock.advance_ms(10 * (name[0] - 'a' + 1));
+                         },
+                         &device});
+  const std::vector<Measurement> m = measure_interleaved(workloads, {.warmup = 1, .trials = 3}, clock);
+  std::vector<std::string> runs;
+  for (const std::string& e : log.events)
+    if (e.size() == 1 && e[0] >= 'a' && e[0] <= 'c') runs.push_back(e);
+  // Cold runs in order, one warmup round, then rounds abc, bca, cab: none always follows another.
+  CHECK(runs == std::vector<std::string>{"a", "b", "c", "a", "b", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b"});
+  REQUIRE(m.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(m[i].samples_ms.size() == 3);
+    CHECK(m[i].cold_ms == doctest::Approx(1.0 + 10 * (i + 1)));  // each sample is its own workload's
+    for (const double ms : m[i].samples_ms) CHECK(ms == doctest::Approx(1.0 + 10 * (i + 1)));
+  }
+  CHECK(m[0].peak_rss_bytes == m[2].peak_rss_bytes);  // the set's memory, shared
+  CHECK_THROWS_WITH_AS(measure_interleaved(workloads, {.warmup = 0, .trials = 0}, clock),
+                       "trials 0 must be at least 1", InputError);
+}
+
 TEST_CASE("peak: the register tile's ceiling is measured, its work never optimised away") {
   const double fma = convlab::measure_peak(/*quick=*/true).gflops_one;
   const double tile = convlab::register_tile_gflops(2, 1, 2000);
