@@ -30,6 +30,15 @@
 // the 4 x 7 tile spills one accumulator, an L1 round trip per tap). Writing each image's copy
 // row by row just ahead of the tiles that read it, rather than whole before them, measured ~14%
 // slower (six alternating rounds of `convlab compare`, ratios 0.87-1.44).
+// The epilogue's NCHW stores, not its shuffles, were the next cost (2026-11-30, a scratch harness
+// timing two plans of the same layer alternately in one process, median of 40-60 per-pair
+// ratios, which put a plan against itself at 0.997-1.012): without the epilogue the layer ran
+// 0.88-0.90x the time; an 8 x 16 transpose instead of 16 x 16 (24 shuffles, not 64) changed
+// nothing (0.99-1.01). Each tile writes 7 pixels into 64 output planes, and every first write
+// to a line waited for its read-for-ownership miss. Asking for the next row's lines ahead
+// (prefetch_output_row, when the output outgrows L2) gave 0.92-0.97x on this layer, 0.94 at
+// batch 1, 0.98 on mb32ic32ih32oc32oh32kh3ph1; interleaving the k blocks' weights into one
+// stream gave 0.97-0.99 here but 1.04-1.05 with 2 or 3 blocks, and was dropped.
 // Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 multiply-adds per output.
 // Threads: whole images per thread when the batch shares out (each thread reorders into its own
 // cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
@@ -84,6 +93,7 @@ class DirectXsimdConv final : public PlannedConv {
         geometry_(tile_geometry(p, image_, p.c, p.c * p.r * p.s * kBlock)),
         k_blocks_((p.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, kMaxKBlocks),
+        prefetch_output_(p.output_elems() * static_cast<std::int64_t>(sizeof(float)) > kOutputInCacheBytes),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
@@ -119,6 +129,7 @@ class DirectXsimdConv final : public PlannedConv {
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
     const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
+    if (prefetch_output_ && y + 1 < oh) prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
     for_each_tile(
         ow,
         [&](std::int64_t x0, int width) {
@@ -137,6 +148,9 @@ class DirectXsimdConv final : public PlannedConv {
   TileGeometry geometry_;
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks
+  // Whether each row asks for the next row's output lines ahead (prefetch_output_row): only when
+  // the output is too large to stay in cache from one run to the next, else it only costs.
+  bool prefetch_output_;
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
 };
 
