@@ -63,6 +63,9 @@ std::vector<Measurement> measure_interleaved(const std::vector<Workload>& worklo
     for (std::size_t k = 0; k < count; ++k) {
       const std::size_t i = (t + k) % count;
       throw_if_interrupted();
+      // With others in between, an untimed run first: the trial then finds the caches holding
+      // its own data, as a trial that follows its own previous trial does.
+      if (count > 1) workloads[i].run();
       timed_run(workloads[i], clock, m[i].samples_ms[t], device_ms(i, t));
     }
   const std::uint64_t rss_after = current_rss_bytes(), peak = peak_rss_bytes();

@@ -132,8 +132,10 @@ TEST_CASE("harness: interleaved workloads are timed round by round, the order ro
   std::vector<std::string> runs;
   for (const std::string& e : log.events)
     if (e.size() == 1 && e[0] >= 'a' && e[0] <= 'c') runs.push_back(e);
-  // Cold runs in order, one warmup round, then rounds abc, bca, cab: none always follows another.
-  CHECK(runs == std::vector<std::string>{"a", "b", "c", "a", "b", "c", "a", "b", "c", "b", "c", "a", "c", "a", "b"});
+  // Cold runs in order, one warmup round, then rounds abc, bca, cab (none always follows another),
+  // each timed run right after an untimed one of its own.
+  CHECK(runs == std::vector<std::string>{"a", "b", "c", "a", "b", "c", "a", "a", "b", "b", "c", "c", "b", "b", "c",
+                                         "c", "a", "a", "c", "c", "a", "a", "b", "b"});
   REQUIRE(m.size() == 3);
   for (int i = 0; i < 3; ++i) {
     REQUIRE(m[i].samples_ms.size() == 3);
