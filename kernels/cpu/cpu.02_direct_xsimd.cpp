@@ -36,7 +36,7 @@
 // 0.88-0.90x the time; an 8 x 16 transpose instead of 16 x 16 (24 shuffles, not 64) changed
 // nothing (0.99-1.01). Each tile writes 7 pixels into 64 output planes, and every first write
 // to a line waited for its read-for-ownership miss. Asking for the next row's lines ahead
-// (prefetch_output_row, when the output outgrows L2) gave 0.92-0.97x on this layer, 0.94 at
+// (prefetch_output_row, when an image's output is over 256 KiB) gave 0.92-0.97x on this layer, 0.94 at
 // batch 1, 0.98 on mb32ic32ih32oc32oh32kh3ph1; interleaving the k blocks' weights into one
 // stream gave 0.97-0.99 here but 1.04-1.05 with 2 or 3 blocks, and was dropped.
 // Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 multiply-adds per output.
@@ -93,7 +93,7 @@ class DirectXsimdConv final : public PlannedConv {
         geometry_(tile_geometry(p, image_, p.c, p.c * p.r * p.s * kBlock)),
         k_blocks_((p.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, kMaxKBlocks),
-        prefetch_output_(p.output_elems() * static_cast<std::int64_t>(sizeof(float)) > kOutputInCacheBytes),
+        prefetch_output_(prefetch_output_pays(p)),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
@@ -129,7 +129,8 @@ class DirectXsimdConv final : public PlannedConv {
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
     const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
-    if (prefetch_output_ && y + 1 < oh) prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
+    if (prefetch_output_ && y + 1 < oh)
+      prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
     for_each_tile(
         ow,
         [&](std::int64_t x0, int width) {
@@ -148,9 +149,7 @@ class DirectXsimdConv final : public PlannedConv {
   TileGeometry geometry_;
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks
-  // Whether each row asks for the next row's output lines ahead (prefetch_output_row): only when
-  // the output is too large to stay in cache from one run to the next, else it only costs.
-  bool prefetch_output_;
+  bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
 };
 

@@ -28,6 +28,10 @@
 // 16x16: 0.28-0.39 ms vs 0.32-0.49; previously 3.57 vs 0.55). 4-12% of the measured FMA peak.
 // The input reorder ("layout ms", timed alone) is 30-60% of a batch-32 run: it reads the NCHW input from
 // memory once, which the convolution's 9 FMAs per input vector cannot hide.
+// On large maps the output's stores cost as much: asking for the next item's output lines ahead
+// (prefetch_output_row, as cpu.02) made g64mb32ic64ih56oc64oh56kh3ph1 0.46-0.74x the time and
+// g32mb8ic32ih112oc32oh112kh3ph1 0.92-0.96x; on mobilenet-tiny's small maps it gained nothing or lost
+// up to 4%, so only outputs of over 256 KiB an image ask (prefetch_output_pays).
 // Threads: as cpu.02: whole images per thread when the batch shares out, else each image's rows
 // shared between them (for_each_blocked_image in layout.hpp).
 // Deterministic: each output is summed by one thread in the fixed order (i, j), bias added last.
@@ -111,6 +115,7 @@ class DepthwiseConv final : public PlannedConv {
         geometry_(tile_geometry(p, image_, 1, p.r * p.s * kBlock)),
         c_blocks_(image_.channel_blocks()),
         rows_per_item_(p.out_w() <= kMaxStackedWidth ? kMaxDepthwiseTile / p.out_w() : 1),
+        prefetch_output_(prefetch_output_pays(p)),
         weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.c, kBlock)) {}
 
@@ -145,6 +150,9 @@ class DepthwiseConv final : public PlannedConv {
     const float* bias = bias_.get() + cb * kBlock;
     float* out = output + ((n * p_.c + cb * kBlock) * oh + y0) * ow;
     const int unit = p_.stride_w == 1 ? 1 : 0;
+    if (prefetch_output_)  // the next item's rows of these channels, as cpu.02 does one row ahead
+      for (std::int64_t y = y0 + rows_per_item_; y < std::min(oh, y0 + 2 * rows_per_item_); ++y)
+        prefetch_output_row(out + (y - y0) * ow, std::min(kBlock, p_.c - cb * kBlock), oh * ow, ow);
     if (rows_per_item_ > 1 && y0 + rows_per_item_ <= oh) {
       kStackedTiles[unit][ow - 1](in, row_step, w, bias, geometry_, epilogue_.activation, out, oh * ow,
                                   p_.c - cb * kBlock);
@@ -165,6 +173,7 @@ class DepthwiseConv final : public PlannedConv {
   TileGeometry geometry_;
   std::int64_t c_blocks_;
   std::int64_t rows_per_item_;  // > 1: rows stacked into one tile (narrow maps)
+  bool prefetch_output_;        // as cpu.02 (prefetch_output_pays)
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;  // bias_: [C/block][block]
 };
 

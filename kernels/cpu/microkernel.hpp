@@ -117,9 +117,14 @@ inline void for_each_tile(std::int64_t count, Fn&& fn, int max_tile = kMaxTile) 
   for (std::int64_t t = 0; t < split.parts; ++t) fn(split.begin(t), split.size(t));
 }
 
-// An output of at most this many bytes stays in a core's L2 (1-2 MiB on current x86) from one
-// run to the next, where prefetch_output_row only costs instructions.
-constexpr std::int64_t kOutputInCacheBytes = 1 << 20;
+// Whether prefetch_output_row pays for a problem: when one image's output is over 256 KiB.
+// Smaller ones stay in a core's L2 (1-2 MiB on current x86) from one run to the next, or their
+// rows are too short for the lines to arrive in time, and the prefetches only cost: measured on
+// cpu.02 and cpu.05 in bench/RESULTS.md (2026-11-30), from 0.46-0.74x the time (a 64-channel 56 x 56
+// depthwise layer) to 1.05x (small ones).
+inline bool prefetch_output_pays(const ConvProblem& p) {
+  return p.k * p.out_h() * p.out_w() * static_cast<std::int64_t>(sizeof(float)) > (256 << 10);
+}
 
 // Asks for the lines of an output row that a row of tiles will write, with intent to write
 // (PREFETCHW where the ISA has it); callers ask one row ahead. Each tile's epilogue writes a few
