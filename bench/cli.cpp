@@ -253,7 +253,7 @@ int run_cli(int argc, char** argv) {
   conv->add_option("--percentile", conv_options.percentile, "linear or nearest-rank")->capture_default_str();
   conv->add_option("--seed", conv_options.seed, "Seed of the input and weights")->capture_default_str();
   conv->add_flag("--interleave", conv_options.interleave,
-                 "Time a problem's kernels together, one trial of each per round: ratios that hold on a noisy machine");
+                 "Time a problem's kernels together, one trial of each per round, so a busy spell falls on all of them");
   conv->add_option("--json", conv_options.json, "Write results as JSON (schema convlab/1)");
   conv->add_option("--csv", conv_options.csv, "Write results as CSV");
   SweepOptions sweep_options;

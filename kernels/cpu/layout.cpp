@@ -64,6 +64,7 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
       for (; x < image.width; x += 16)
         transpose_pixels(in + x, plane, interior + x * blk, std::min<std::int64_t>(16, image.width - x));
 #endif
+    if (x == image.width) return;  // all transposed: no gather
     alignas(64) std::int32_t offsets[Vec::size];
     for (std::size_t cc = 0; cc < Vec::size; ++cc) offsets[cc] = static_cast<std::int32_t>(cc * plane);
     const Index lanes = Index::load_aligned(offsets);
