@@ -205,6 +205,8 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--csv", o.csv, "Write results as CSV, one row per result");
   cmd.add_flag("--explain", o.explain, "Print what cpu.auto / cuda.auto chose for each layer (and why)");
   cmd.add_flag("--cuda-graph", o.cuda_graph, "CUDA: also time the forward captured once as a CUDA Graph and replayed");
+  cmd.add_flag("--no-fuse", o.no_fuse,
+               "GPU: run every layer apart (no conv + residual add / pool fusion), to measure what fusion saves");
   cmd.add_flag("--end-to-end", o.end_to_end, "Time decode + preprocess + forward per batch, and each stage (CPU)");
   cmd.add_option("--images", o.images, "With --end-to-end: a folder of images (default: generated 640x480 JPEGs)");
   cmd.add_option("--fresh-process", o.fresh_processes,

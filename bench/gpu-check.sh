@@ -51,6 +51,9 @@ for m in "${models[@]}"; do
   run build-gpu/convlab run --backend cuda --model "$m" --weights "$work/$m/weights.safetensors" --kernel all --per-layer \
     --batch 1,32 --warmup 10 --trials 100 --cuda-graph --explain --json "$work/run-$m.json"
 done
+# What fusing lab-cnn's pools into cuda.06's reductions saves at batch 1 (the run above fused them).
+run build-gpu/convlab run --backend cuda --model lab-cnn --weights "$work/lab-cnn/weights.safetensors" --kernel cuda.auto \
+  --batch 1 --warmup 10 --trials 100 --cuda-graph --no-fuse --json "$work/nofuse-lab-cnn.json"
 run build-gpu/convlab conv --backend cuda --problem "${layers%%,*}" --kernel all --json "$work/conv-1.json"
 run build-gpu/convlab conv --backend cuda --problem "${layers##*,}" --kernel all --json "$work/conv-2.json"
 step "benchmark: PyTorch (cuDNN) on the same weights"

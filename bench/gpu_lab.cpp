@@ -56,7 +56,7 @@ std::vector<Result> measure_gpu(const LabConfig& config, const Network& net, cud
   std::vector<Result> rows;
   rt.reset_peak();  // the device peak reported is this plan's
   try {
-    GpuNetworkPlan plan(net, batch, KernelSelection{.default_kernel = id}, rt);
+    GpuNetworkPlan plan(net, batch, KernelSelection{.default_kernel = id}, rt, config.fuse);
     fill_lab_input(net, plan.input().span(), config.seed);  // the same image per item, as on the CPU
     plan.upload_input();
     rt.synchronize();

@@ -149,6 +149,7 @@ std::vector<Result> run_lab(const LabConfig& config, const std::function<void(co
                                  config.images ? "--end-to-end" : "--fresh-process"));
   if (cuda::GpuRuntime* rt = gpu_runtime(config.backend)) return run_gpu_lab(config, net, *rt, on_result);
   if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
+  if (!config.fuse) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
   SteadyClock clock;
   std::vector<Result> results;
   try {

@@ -18,6 +18,9 @@ namespace convlab {
 
 struct LabConfig {
   bool cuda_graph = false;  // CUDA: also capture the forward in a graph and time its replay
+  // GPU: a conv writes the output of the residual add or pool after it (models/gpu_network.hpp);
+  // false (--no-fuse) runs every layer apart, to measure what the fusion saves.
+  bool fuse = true;
   std::string model = "lab-cnn";
   Backend backend = Backend::cpu;
   std::vector<std::string> kernels;  // each runs every conv layer of the model
@@ -52,7 +55,7 @@ std::unique_ptr<Device> make_device(Backend backend);
 // activation buffers holding anything.)
 std::string differs_from_reference(const Network& net, NetworkPlan& plan, double error_scale);
 // The same judgement for any executor: `got(i)` is layer i's output on the host, or nothing for a
-// layer it does not store (a conv fused into the next add); `input` what it ran on.
+// layer it does not store (a conv fused into the layer after it); `input` what it ran on.
 std::string differs_from_reference(const Network& net, std::int64_t batch, std::span<const float> input,
                                    const std::function<std::optional<std::span<const float>>(std::size_t)>& got,
                                    double error_scale);

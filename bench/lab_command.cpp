@@ -33,8 +33,10 @@ std::optional<LabConfig> lab_config(const RunOptions& o) {
   config.weights = o.weights;
   config.per_layer = o.per_layer;
   config.cuda_graph = o.cuda_graph;
+  config.fuse = !o.no_fuse;
   config.fresh_processes = o.fresh_processes;
   if (o.cuda_graph && config.backend != Backend::cuda) throw InputError("--cuda-graph applies to --backend cuda only");
+  if (o.no_fuse && config.backend == Backend::cpu) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
   if (o.kernels == "all") {
     config.kernels = kernels_for_model(o.model, config.backend);
   } else {

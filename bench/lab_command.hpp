@@ -30,6 +30,7 @@ struct RunOptions {
   std::string json, csv;
   bool explain = false;
   bool cuda_graph = false;
+  bool no_fuse = false;
   bool end_to_end = false;
   std::string images;  // with end_to_end: a folder of images; empty: generated ones
   int fresh_processes = 0;

@@ -20,7 +20,7 @@ bool is_constant(std::span<const float> values);
 // its first input is not, e.g. "layer conv2 outputs the constant 0 for a varying input".
 std::string mistrusted_reason(const Network& net, const NetworkPlan& plan);
 // The same for any executor: `output(i)` is layer i's output, or nothing where the executor does
-// not store it (a conv fused into the next add); such layers are skipped.
+// not store it (a conv fused into the layer after it); such layers are skipped.
 std::string mistrusted_reason(const Network& net, std::span<const float> input,
                               const std::function<std::optional<std::span<const float>>(std::size_t)>& output);
 

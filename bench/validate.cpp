@@ -173,7 +173,7 @@ std::string describe(const KernelValidation& v) {
     s += fmt::format("  ran {} of the {} conv layers; the backend's plainest kernel ran the others\n", v.conv_layers_run,
                      v.conv_layers);
   for (const std::string& layer : v.not_stored)
-    s += fmt::format("  {}: fused into the add after it, compared there\n", layer);
+    s += fmt::format("  {}: fused into the layer after it, compared there\n", layer);
   s += fmt::format("  {:<24} {:>8} {:>11} {:>11} {:>11} {:>11}  {}\n", "layer", "elems", "max abs", "max rel",
                    "normalised", "peak", "result");
   for (const LayerComparison& c : v.layers)

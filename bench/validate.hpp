@@ -36,7 +36,7 @@ struct KernelValidation {
   int conv_layers = 0, conv_layers_run = 0;  // the kernel ran these; cpu.00_reference the others
   Tolerance tolerance;
   std::vector<LayerComparison> layers;  // in network order, then "output"
-  std::vector<std::string> not_stored;  // GPU: convs fused into the add after them (compared there)
+  std::vector<std::string> not_stored;  // GPU: convs fused into the layer after them (compared there)
   std::string first_divergent;          // the first layer that fails; empty when none
   std::int64_t items = 0, top1_agree = 0;
   bool top1_ok = true;  // every disagreement is a near tie of the reference

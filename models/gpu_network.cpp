@@ -1,5 +1,6 @@
 #include "models/gpu_network.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -14,23 +15,49 @@ Shape batched(Shape item, std::int64_t batch) {
   return item;
 }
 
-// Conv i can be fused into layer i + 1 when that is an add of i and another branch, nothing else
-// reads conv i, and the conv has no activation of its own (the add's ReLU comes after the sum).
-bool fusable(const Network& net, std::size_t i) {
+// Conv i feeds layer i + 1 and no other layer, so the conv may write layer i + 1's output in its
+// own place.
+bool feeds_only_next(const Network& net, std::size_t i) {
   const auto& layers = net.layers();
-  if (layers[i].kind != LayerKind::conv || layers[i].epilogue.activation != Activation::none) return false;
-  if (i + 1 >= layers.size() || layers[i + 1].kind != LayerKind::add) return false;
-  const auto& in = layers[i + 1].inputs;
-  if (in[0] == in[1] || (in[0] != static_cast<int>(i) && in[1] != static_cast<int>(i))) return false;
+  if (layers[i].kind != LayerKind::conv || i + 1 >= layers.size()) return false;
+  const auto& next_inputs = layers[i + 1].inputs;
+  if (std::find(next_inputs.begin(), next_inputs.end(), static_cast<int>(i)) == next_inputs.end()) return false;
   for (std::size_t j = 0; j < layers.size(); ++j)
     for (int input : layers[j].inputs)
       if (input == static_cast<int>(i) && j != i + 1) return false;
   return true;
 }
+
+// Conv i can be fused with an add after it when the add sums conv i and another branch and the
+// conv has no activation of its own (the add's ReLU comes after the sum).
+bool fuses_add(const Network& net, std::size_t i) {
+  if (!feeds_only_next(net, i)) return false;
+  const Layer& next = net.layers()[i + 1];
+  if (next.kind != LayerKind::add || net.layers()[i].epilogue.activation != Activation::none) return false;
+  return next.inputs[0] != next.inputs[1];
+}
+
+// The pooling of layer i + 1 as the conv's ConvArgs::pool (kind kPoolNone when it is not a pool
+// of conv i alone).
+cuda::FusedPool pool_after(const Network& net, std::size_t i) {
+  if (!feeds_only_next(net, i)) return {};
+  const Layer& next = net.layers()[i + 1];
+  const auto narrow = [](std::int64_t v) { return static_cast<int>(v); };
+  const int oh = narrow(next.out_item.h()), ow = narrow(next.out_item.w());
+  switch (next.kind) {
+    case LayerKind::max_pool:
+    case LayerKind::avg_pool:
+      return {.kind = next.kind == LayerKind::max_pool ? cuda::kPoolMax : cuda::kPoolAvg,
+              .kernel = narrow(next.pool.kernel), .stride = narrow(next.pool.stride), .pad = narrow(next.pool.pad),
+              .oh = oh, .ow = ow};
+    case LayerKind::global_avg_pool: return {.kind = cuda::kPoolGlobalAvg, .oh = 1, .ow = 1};
+    default: return {};
+  }
+}
 }  // namespace
 
 GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels,
-                               cuda::GpuRuntime& rt, bool fuse_residual)
+                               cuda::GpuRuntime& rt, bool fuse)
     : net_(net), batch_(batch), rt_(rt), host_input_(batched(net.input_item(), batch)),
       host_output_(batched(net.output_item(), batch)) {
   if (batch < 1) throw InputError(fmt::format("batch {} must be at least 1", batch));
@@ -45,19 +72,27 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
   kernel_ids_.resize(layers.size());
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    fused_[i] = fuse_residual && fusable(net, i);
+    std::optional<std::string> kernel_id;
+    cuda::FusedPool pool{};
+    if (l.kind == LayerKind::conv) {
+      const ConvProblem p = l.conv.with_batch(batch);
+      kernel_id = kernels.for_layer(l.name);
+      const int variant = rt.conv_variant(*kernel_id, p);
+      if (std::string why = rt.conv_unsupported(variant, p); !why.empty())
+        throw InputError(fmt::format("{} does not support {} ({}): {}", *kernel_id, l.name, to_string(p), why));
+      if (fuse && rt.conv_fuses_pool(variant)) pool = pool_after(net, i);
+      fused_[i] = fuse && (fuses_add(net, i) || pool.kind != cuda::kPoolNone);
+    }
     if (!fused_[i]) {
       activations_[i] = cuda::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
       memory_.activations_bytes += activations_[i].bytes();
     }
     if (l.kind == LayerKind::conv) {
       const ConvProblem p = l.conv.with_batch(batch);
-      const std::string& kernel_id = kernels.for_layer(l.name);
-      if (std::string why = rt.conv_unsupported(rt.conv_variant(kernel_id, p), p); !why.empty())
-        throw InputError(fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(p), why));
       Epilogue e = l.epilogue;
-      if (fused_[i]) e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
-      convs_[i].emplace(rt, kernel_id, p, ConvWeights{l.weight, l.bias}, e);
+      if (fused_[i] && layers[i + 1].kind == LayerKind::add)
+        e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
+      convs_[i].emplace(rt, *kernel_id, p, ConvWeights{l.weight, l.bias}, e, pool);
       kernel_ids_[i] = convs_[i]->variant();
       memory_.weights_bytes += convs_[i]->weight_bytes();
       memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
@@ -83,6 +118,7 @@ void GpuNetworkPlan::download_output() {
 }
 
 void GpuNetworkPlan::run_layer(std::size_t i) {
+  if (i > 0 && fused_[i - 1]) return;  // the conv before it already wrote this layer's output
   const Layer& l = net_.layers()[i];
   const float* in = device_input_of(l.inputs[0]);
   const Shape in_shape = batched(l.inputs[0] == Network::kNetworkInput ? net_.input_item()
@@ -92,10 +128,12 @@ void GpuNetworkPlan::run_layer(std::size_t i) {
   float* out = activations_[i].data();
   switch (l.kind) {
     case LayerKind::conv:
-      if (fused_[i]) {  // write the add's output, with the add's other branch as the residual
+      if (fused_[i] && net_.layers()[i + 1].kind == LayerKind::add) {  // the add's other branch is the residual
         const auto& add_inputs = net_.layers()[i + 1].inputs;
         const int other = add_inputs[0] == static_cast<int>(i) ? add_inputs[1] : add_inputs[0];
         convs_[i]->run(in, activations_[i + 1].data(), device_input_of(other));
+      } else if (fused_[i]) {  // the pool's output
+        convs_[i]->run(in, activations_[i + 1].data());
       } else {
         convs_[i]->run(in, out);
       }
@@ -117,7 +155,6 @@ void GpuNetworkPlan::run_layer(std::size_t i) {
                  narrow(l.out_item.c()), out, l.relu);
       break;
     case LayerKind::add:
-      if (i > 0 && fused_[i - 1]) break;  // the conv before it already wrote this output
       rt_.add(in, device_input_of(l.inputs[1]), out, static_cast<long long>(activations_[i].size()), l.relu);
       break;
     case LayerKind::softmax: rt_.softmax(in, narrow(batch_), narrow(l.out_item.c()), out); break;
@@ -144,7 +181,8 @@ void GpuNetworkPlan::forward_timed(std::span<double> layer_ms) {
 Tensor GpuNetworkPlan::download_activation(int layer) {
   const auto i = static_cast<std::size_t>(layer);
   if (fused_.at(i))
-    throw InputError(fmt::format("layer {} is fused into the add after it: its output is never stored", net_.layers()[i].name));
+    throw InputError(fmt::format("layer {} is fused into the {} after it: its output is never stored",
+                                 net_.layers()[i].name, to_string(net_.layers()[i + 1].kind)));
   Tensor t(batched(net_.layers()[i].out_item, batch_));
   rt_.download(t.data(), activations_[i].data(), t.span().size());
   rt_.synchronize();
@@ -154,7 +192,9 @@ Tensor GpuNetworkPlan::download_activation(int layer) {
 std::string GpuNetworkPlan::explain(int layer) const {
   const auto i = static_cast<std::size_t>(layer);
   if (!convs_.at(i)) return {};
-  return fmt::format("{}{}", convs_[i]->variant(), fused_[i] ? " + residual add fused" : "");
+  if (!fused_[i]) return convs_[i]->variant();
+  const LayerKind next = net_.layers()[i + 1].kind;
+  return fmt::format("{} + {} fused", convs_[i]->variant(), next == LayerKind::add ? "residual add" : to_string(next));
 }
 
 }  // namespace convlab

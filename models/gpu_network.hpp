@@ -4,9 +4,13 @@
 // cross to the host, when asked (upload_input, download_output), so model-only and
 // with-transfers runs are timed apart.
 //
-// A conv whose output only feeds the residual add right after it (ResNet's second conv) is fused
-// with that add: the conv's epilogue adds the other branch and applies the add's ReLU, writing
-// the add's output; the conv's own output is never materialised (see materialised()).
+// A conv whose output only feeds the layer right after it writes that layer's output itself,
+// and its own output is never materialised (see materialised()):
+// - a residual add (ResNet's second conv): the conv's epilogue adds the other branch and applies
+//   the add's ReLU;
+// - a max, average or global average pool, where the conv's kernel can pool in its last pass
+//   (the runtime's conv_fuses_pool: cuda.06's reduction, so at batch 1 lab-cnn's pool2 and its
+//   global average pool). The forward then has one launch fewer per fused layer.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +30,7 @@ class GpuNetworkPlan {
   // when one is not a CUDA kernel or does not support its layer; std::bad_alloc when the batch
   // does not fit in device memory.
   GpuNetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels, cuda::GpuRuntime& rt,
-                 bool fuse_residual = true);
+                 bool fuse = true);
 
   Tensor& input() { return host_input_; }  // the host copy, filled by the caller
   void upload_input();                     // host input -> device (stream-ordered)
@@ -35,11 +39,11 @@ class GpuNetworkPlan {
   const Tensor& output() const { return host_output_; }
 
   // Each layer timed on the host clock with a synchronize after it (ms into layer_ms, one per
-  // layer). An add fused into the conv before it shows about 0: its work is in the conv's time.
+  // layer). A layer fused into the conv before it shows about 0: its work is in the conv's time.
   void forward_timed(std::span<double> layer_ms);
 
   // For checking: layer i's output copied to the host (synchronises). Throws InputError for a
-  // conv fused into the following add: its output never exists.
+  // conv fused into the following layer: its output never exists.
   Tensor download_activation(int layer);
   bool materialised(int layer) const { return !fused_[static_cast<std::size_t>(layer)]; }
 
@@ -48,7 +52,8 @@ class GpuNetworkPlan {
   // The kernel that runs each conv layer, in layer order (empty for other layers): cuda.auto's
   // choice, not cuda.auto. As NetworkPlan::kernel_ids(), for the per-layer profile.
   const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
-  // "cuda.02_implicit_gemm", "+ residual add fused" where it applies; empty for other layers.
+  // "cuda.02_implicit_gemm", with "+ residual add fused" or "+ max_pool fused" (the layer after
+  // it) where that applies; empty for other layers.
   std::string explain(int layer) const;
 
  private:

@@ -67,6 +67,7 @@ TEST_CASE("cli: an unavailable backend is skipped with its reason, not crashed o
   if (!convlab::backend_status(convlab::Backend::cuda).available)
     CHECK(run_convlab("run --backend cuda").err.find("no CUDA device") != std::string::npos);
   check_usage_error("run --cuda-graph --backend cpu", "--cuda-graph applies to --backend cuda only");
+  check_usage_error("run --no-fuse", "--no-fuse applies to the GPU backends (cuda, metal) only");
 }
 
 TEST_CASE("cli: a run writes JSON and CSV with every trial") {

@@ -44,6 +44,19 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want, 
   CHECK_MESSAGE(bad == 0, bad << " of " << got.size() << " values differ");
 }
 
+// Runs both plans of one network on the same seeded input; their outputs must agree.
+void check_same_outputs(GpuNetworkPlan& a, GpuNetworkPlan& b, cuda::GpuRuntime& rt, std::uint64_t seed) {
+  for (GpuNetworkPlan* plan : {&a, &b}) {
+    fill_uniform(plan->input().span(), seed, 0);
+    plan->upload_input();
+    plan->forward();
+    plan->download_output();
+  }
+  rt.synchronize();
+  check_close(std::vector<float>(a.output().span().begin(), a.output().span().end()),
+              std::vector<float>(b.output().span().begin(), b.output().span().end()), 1e-5);
+}
+
 }  // namespace
 
 TEST_CASE("cuda: pooling, global average, linear, add and softmax match the CPU ops") {
@@ -121,6 +134,49 @@ TEST_CASE("cuda: the residual epilogue adds the other branch before the activati
   }
 }
 
+TEST_CASE("cuda: a pool fused into cuda.06's reduction gives the conv's output pooled") {
+  // Odd sizes, a residual and several splits (mb2: 64 x 4 x 4 = 576 taps, few pixel tiles).
+  const ConvProblem p = parse_problem("mb2ic64ih9iw7oc12oh9ow7kh3ph1");
+  const auto x = test::random_values(p.input_elems(), 1), w = test::random_values(p.weight_elems(), 2);
+  const auto b = test::random_values(p.k, 3), residual = test::random_values(p.output_elems(), 4);
+  const Shape conv_shape = nchw(p.n, p.k, p.out_h(), p.out_w());
+  auto conv = test::run_kernel(*find_kernel("cpu.00_reference"), p, x, w, b, Activation::none);
+  for (std::size_t i = 0; i < conv.size(); ++i) conv[i] = std::max(conv[i] + residual[i], 0.0f);
+  for (const test::Executor& where : test::gpu_runtimes()) {
+    if (where.backend != Backend::cuda) continue;
+    CAPTURE(where.name);
+    cuda::GpuRuntime& rt = *where.gpu;
+    REQUIRE(cuda::split_k(cuda::to_shape(p)).splits > 1);
+    const cuda::DeviceBuffer dr(rt, residual.size());
+    rt.upload(dr.data(), residual.data(), residual.size());
+    const auto fused = [&](cuda::FusedPool pool, std::size_t out_floats) {
+      const cuda::GpuConv planned(rt, "cuda.06_implicit_gemm_splitk", p, ConvWeights{w, b},
+                                  Epilogue{.activation = Activation::relu}, pool);
+      return on_device(rt, x, out_floats, [&](const float* in, float* out) { planned.run(in, out, dr.data()); });
+    };
+    for (const ops::Pool2d pool : {ops::Pool2d{2, 2, 0}, ops::Pool2d{3, 2, 1}}) {
+      const Shape o = ops::pool_output_shape(conv_shape, pool);
+      for (const bool average : {false, true}) {
+        CAPTURE(pool.kernel);
+        CAPTURE(average);
+        std::vector<float> want(static_cast<std::size_t>(o.elems()));
+        (average ? ops::avg_pool2d : ops::max_pool2d)(conv.data(), conv_shape, want.data(), pool);
+        const cuda::FusedPool fp{.kind = average ? cuda::kPoolAvg : cuda::kPoolMax, .kernel = static_cast<int>(pool.kernel),
+                                 .stride = static_cast<int>(pool.stride), .pad = static_cast<int>(pool.pad),
+                                 .oh = static_cast<int>(o.h()), .ow = static_cast<int>(o.w())};
+        check_close(fused(fp, want.size()), want, 1e-5);
+      }
+    }
+    std::vector<float> mean(static_cast<std::size_t>(p.n * p.k));
+    ops::global_avg_pool(conv.data(), conv_shape, mean.data());
+    check_close(fused({.kind = cuda::kPoolGlobalAvg, .oh = 1, .ow = 1}, mean.size()), mean, 1e-5);
+    // The kernels whose last pass cannot pool refuse to plan it, by name.
+    CHECK_THROWS_WITH_AS(cuda::GpuConv(rt, "cuda.02_implicit_gemm", p, ConvWeights{w, b}, Epilogue{},
+                                       {.kind = cuda::kPoolMax, .kernel = 2, .stride = 2, .oh = 4, .ow = 3}),
+                         doctest::Contains("cannot fuse a pooling layer"), InputError);
+  }
+}
+
 TEST_CASE("gpu: every network matches PyTorch end to end, every CUDA and Metal kernel, wherever it runs") {
   for (const char* model : {"lab-cnn", "lenet5", "resnet8", "mobilenet-tiny"}) {
     for (const int batch : {1, 3}) {
@@ -149,9 +205,7 @@ TEST_CASE("cuda: resnet8's residual adds are fused into the convs before them, w
   const Network net = find_model("resnet8")->build(seeded_weights(5));
   cuda::GpuRuntime& rt = test::emulator();
   GpuNetworkPlan fused(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt);
-  GpuNetworkPlan plain(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt, /*fuse_residual=*/false);
-  fill_uniform(fused.input().span(), 5, 0);
-  fill_uniform(plain.input().span(), 5, 0);
+  GpuNetworkPlan plain(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt, /*fuse=*/false);
   int fused_layers = 0;
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
     if (fused.materialised(static_cast<int>(i))) continue;
@@ -161,14 +215,30 @@ TEST_CASE("cuda: resnet8's residual adds are fused into the convs before them, w
     CHECK_THROWS_AS(fused.download_activation(static_cast<int>(i)), InputError);
   }
   CHECK(fused_layers == 3);  // one per residual block
-  for (GpuNetworkPlan* plan : {&fused, &plain}) {
-    plan->upload_input();
-    plan->forward();
-    plan->download_output();
+  check_same_outputs(fused, plain, rt, 5);
+}
+
+TEST_CASE("cuda: at batch 1 lab-cnn's pool2 and global average pool run inside conv2's and conv3's split-K reductions") {
+  const Network net = find_model("lab-cnn")->build(seeded_weights(6));
+  cuda::GpuRuntime& rt = test::emulator();
+  GpuNetworkPlan fused(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt);
+  GpuNetworkPlan plain(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt, /*fuse=*/false);
+  std::vector<std::string> fused_layers;
+  for (std::size_t i = 0; i < net.layers().size(); ++i) {
+    if (fused.materialised(static_cast<int>(i))) continue;
+    fused_layers.push_back(net.layers()[i].name);
+    CHECK(fused.explain(static_cast<int>(i)).starts_with("cuda.06_implicit_gemm_splitk + "));
+    CHECK_THROWS_AS(fused.download_activation(static_cast<int>(i)), InputError);
   }
-  rt.synchronize();
-  check_close(std::vector<float>(fused.output().span().begin(), fused.output().span().end()),
-              std::vector<float>(plain.output().span().begin(), plain.output().span().end()), 1e-5);
+  // conv1 (27 taps) is too short to split, so cuda.auto runs it unsplit and pool1 stays apart.
+  CHECK(fused_layers == std::vector<std::string>{"conv2", "conv3"});
+  CHECK(fused.explain(2) == "cuda.06_implicit_gemm_splitk + max_pool fused");
+  CHECK(fused.explain(4) == "cuda.06_implicit_gemm_splitk + global_avg_pool fused");
+  check_same_outputs(fused, plain, rt, 6);
+  // At batch 32 conv2 has tiles enough: cuda.auto runs cuda.02, which cannot pool, so pool2 runs.
+  const GpuNetworkPlan batch32(net, 32, KernelSelection{.default_kernel = "cuda.auto"}, rt);
+  CHECK(batch32.materialised(2));
+  CHECK(batch32.explain(2) == "cuda.02_implicit_gemm");
 }
 
 TEST_CASE("cuda: device memory is counted, planned up front and given back") {
@@ -233,6 +303,20 @@ TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfer
   CHECK(rows[0].mode == "eager");
   CHECK(rows[1].mode == "eager+transfers");
   CHECK(rows[0].layer_times.empty());
+  // The rows name the fusions (the oracle check above covered the fused layers); --no-fuse has none.
+  const auto fusions = [](const Result& r) {
+    return std::ranges::count_if(r.choices, [](const std::string& c) { return c.ends_with(" fused"); });
+  };
+  CHECK(std::ranges::count(rows[0].choices, std::string("conv2: cuda.06_implicit_gemm_splitk + max_pool fused")) == 1);
+  CHECK(fusions(rows[0]) == 2);
+  LabConfig unfused = config;
+  unfused.fuse = false;
+  const std::vector<Result> apart = run_gpu_lab(unfused, net, test::emulator(), {});
+  REQUIRE(apart.size() == 4);
+  for (const Result& r : apart) {
+    CHECK(r.status == ResultStatus::ok);
+    CHECK(fusions(r) == 0);
+  }
 
   // --per-layer: each layer of the eager row, its conv layers named by the kernel cuda.auto chose.
   config.per_layer = true;

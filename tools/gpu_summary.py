@@ -5,6 +5,7 @@ the same call on the same GPU (host-timed medians on both sides unless it says d
   batch 1:  PyTorch eager FP32 / our best CUDA-Graph forward        (target >= 10)
   batch 32: PyTorch eager FP32 / our best eager FP32 forward        (target >= 1.0)
   largest layer: our TF32 kernel's GFLOP/s / cuDNN TF32's (device)  (target >= 0.5)
+and, from the same call, what fusing convs with the add or pool after them saves at batch 1.
 """
 import argparse
 import glob
@@ -56,6 +57,19 @@ def main():
                 verdict = "" if target is None else (" meets" if ratio >= target else " misses") + f" target {target:g}"
                 lines.append(f"{model:<15} {batch:>5} {best['kernel'] + ' ' + mode:<38} {best['latency_ms']['p50']:>9.4f} "
                              f"{t32 or float('nan'):>10.4f} {t_tf or float('nan'):>10.4f} {ratio:>16.2f}x{verdict}")
+    lines.append("")
+    lines.append("fusion: cuda.auto at batch 1, fused (conv + residual add / pool) against every layer apart (--no-fuse)")
+    unfused = dict(load(f"{a.work}/nofuse-*.json"))
+    for name, doc in unfused.items():
+        fused = dict(runs).get(name.replace("nofuse-", "run-"), {"results": []})
+        for mode in ("graph", "eager"):
+            def p50(d):
+                rows = [r for r in d["results"] if r["status"] == "ok" and r["kernel"] == "cuda.auto" and r["batch"] == 1
+                        and r.get("mode") == mode]
+                return rows[0]["latency_ms"]["p50"] if rows else float("nan")
+            on, off = p50(fused), p50(doc)
+            lines.append(f"  {doc.get('results', [{}])[0].get('model', name):<15} {mode:<6} fused {on:.4f} ms, apart {off:.4f} ms: "
+                         f"apart / fused {off / on:.2f}")
     lines.append("")
     lines.append("single layers (device time): GFLOP/s, ours against cuDNN")
     for _, doc in convs:

@@ -22,6 +22,17 @@ struct ConvShape {
 // not include.
 enum Act : int { kActNone = 0, kActRelu = 1, kActRelu6 = 2 };
 
+// A pooling layer fused into the conv before it (models/gpu_network.cpp), in kernels that can
+// (dispatch.hpp's fuses_pool): `out` then holds the pooled tensor, n x k x oh x ow (1 x 1 for a
+// global average), and the conv's own output is never stored. Semantics as kernels/cuda/ops.cu's
+// pool2d: floor mode, padding never wins a max and counts as zero in an average.
+enum PoolKind : int { kPoolNone = 0, kPoolMax = 1, kPoolAvg = 2, kPoolGlobalAvg = 3 };
+struct FusedPool {
+  int kind;                 // PoolKind
+  int kernel, stride, pad;  // kPoolMax and kPoolAvg
+  int oh, ow;               // the pooled output's size
+};
+
 struct ConvArgs {
   ConvShape p;
   const float* in;        // n x c x h x w
@@ -30,6 +41,7 @@ struct ConvArgs {
   const float* residual;  // n x k x oh x ow added before the activation, or null (ResNet's add)
   float* out;             // n x k x oh x ow
   int activation;         // Act
+  FusedPool pool;         // kind kPoolNone (zero) unless a pool is fused
 };
 
 // out = act(acc + bias[k] + residual[i]). Like the CPU's `activate`, NaN passes through the ReLU

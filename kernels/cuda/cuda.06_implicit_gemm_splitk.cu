@@ -11,10 +11,17 @@
 // Why faster: a latency-bound layer becomes many short blocks in parallel; the cost is writing
 //   and re-reading splits x K x pixels partial sums and one more launch, small at batch 1. At
 //   batch 32 there are tiles enough and cuda.auto keeps cuda.02.
+// The second kernel can also do the pooling layer after the conv (a max, average or global
+//   average pool: models/gpu_network.cpp fuses it), since it computes every output one at a time
+//   anyway: it then writes only the pooled tensor, and the network saves the pool's launch and a
+//   round trip of the conv's output through memory. At batch 1, where a forward is a chain of
+//   launches of a few microseconds each, that is lab-cnn's pool2 and global average pool (its
+//   conv2 and conv3 run split).
 // groups = 1; any stride, padding and dilation.
 // Benchmark: convlab conv --backend cuda --problem mb1ic64ih8oc64oh8kh3ph1 --kernel cuda.02_implicit_gemm,cuda.06_implicit_gemm_splitk
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/implicit_gemm.cuh"
+#include "kernels/cuda/reductions.cuh"
 
 namespace convlab::cuda {
 
@@ -43,16 +50,49 @@ __global__ void __launch_bounds__(kGemmThreads) conv_implicit_gemm_splitk(ConvAr
   }
 }
 
-// One thread per output, NCHW order: the shares summed in split order, then the epilogue.
-__global__ void splitk_reduce(ConvArgs a, const float* partial, int splits) {
-  const long long plane = static_cast<long long>(a.p.oh) * a.p.ow, pixels = plane * a.p.n;
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= pixels * a.p.k) return;
-  const int k = static_cast<int>(i / plane % a.p.k);
-  const long long pix = i / (plane * a.p.k) * plane + i % plane;
+namespace {
+// Conv output (k, pix) (pix: the pixel's index over the whole batch) from its shares, summed in
+// split order, with the epilogue; `i` is the output's NCHW index (for the residual).
+__device__ __forceinline__ float splitk_output(const ConvArgs& a, const float* partial, int splits, int k, long long pix,
+                                               long long i) {
+  const long long pixels = static_cast<long long>(a.p.oh) * a.p.ow * a.p.n;
   float sum = 0.0f;
   for (int z = 0; z < splits; ++z) sum += partial[(static_cast<long long>(z) * a.p.k + k) * pixels + pix];
-  a.out[i] = conv_epilogue(a, k, i, sum);
+  return conv_epilogue(a, k, i, sum);
+}
+}  // namespace
+
+// One thread per output, NCHW order: the conv's outputs, or with a.pool.kind kPoolMax or kPoolAvg
+// the pooled outputs, each from the conv outputs of its window.
+__global__ void splitk_reduce(ConvArgs a, const float* partial, int splits) {
+  const bool pooled = a.pool.kind != kPoolNone;
+  const int oh = pooled ? a.pool.oh : a.p.oh, ow = pooled ? a.pool.ow : a.p.ow;
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<long long>(a.p.n) * a.p.k * oh * ow) return;
+  const int k = static_cast<int>(i / (static_cast<long long>(oh) * ow) % a.p.k);
+  const long long n = i / (static_cast<long long>(oh) * ow * a.p.k);
+  const long long plane = static_cast<long long>(a.p.oh) * a.p.ow;
+  const auto at = [&](int y, int x) {
+    const long long q = static_cast<long long>(y) * a.p.ow + x;
+    return splitk_output(a, partial, splits, k, n * plane + q, (n * a.p.k + k) * plane + q);
+  };
+  const int x = static_cast<int>(i % ow), y = static_cast<int>(i / ow % oh);
+  a.out[i] = pooled ? pool_window(a.pool.kind, a.p.oh, a.p.ow, a.pool.kernel, a.pool.stride, a.pool.pad, y, x, at)
+                    : at(y, x);
+}
+
+// With a.pool.kind kPoolGlobalAvg: one warp per output plane (n, k), out = the mean of the
+// plane's conv outputs (summed by lanes, then by shuffles, as ops.cu's global_avg_pool).
+__global__ void splitk_reduce_global_avg(ConvArgs a, const float* partial, int splits) {
+  const int warp = (blockIdx.x * blockDim.x + threadIdx.x) / 32, lane = threadIdx.x % 32;
+  if (warp >= a.p.n * a.p.k) return;  // whole warps leave together
+  const int n = warp / a.p.k, k = warp % a.p.k;
+  const long long plane = static_cast<long long>(a.p.oh) * a.p.ow;
+  float sum = 0.0f;
+  for (long long q = lane; q < plane; q += 32)
+    sum += splitk_output(a, partial, splits, k, n * plane + q, static_cast<long long>(warp) * plane + q);
+  sum = warp_sum(sum);
+  if (lane == 0) a.out[warp] = sum / static_cast<float>(plane);
 }
 
 }  // namespace convlab::cuda

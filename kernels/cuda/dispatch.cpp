@@ -117,6 +117,8 @@ SplitK split_k(const ConvShape& p) {
   return s;
 }
 
+bool fuses_pool(Variant v) { return v == Variant::implicit_gemm_splitk; }
+
 std::size_t workspace_floats(Variant v, const ConvShape& p) {
   if (v != Variant::implicit_gemm_splitk) return 0;
   return static_cast<std::size_t>(split_k(p).splits) * p.k * p.n * p.oh * p.ow;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/cuda/cuda_kernels.cuh"
 
@@ -51,9 +52,16 @@ LaunchShape conv_launch(Variant v, const ConvShape& p);
 LaunchShape elementwise_launch(long long count);  // one thread per element
 LaunchShape warp_launch(long long warps);         // one warp per row / plane / output
 
-// `workspace`: workspace_floats(v, a.p) floats of device memory (null when that is 0).
+// Whether `v` can do the pooling layer after the conv in its own last pass (a.pool): cuda.06,
+// whose reduction kernel computes each output alone.
+bool fuses_pool(Variant v);
+
+// `workspace`: workspace_floats(v, a.p) floats of device memory (null when that is 0). a.pool
+// must be kPoolNone unless fuses_pool(v).
 template <class Launch>
 void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace) {
+  if (a.pool.kind != kPoolNone && !fuses_pool(v))
+    throw InputError(std::string(to_string(v)) + " cannot fuse a pooling layer");
   const LaunchShape shape = conv_launch(v, a.p);
   switch (v) {
     case Variant::naive: return launch(shape, conv_naive, a);
@@ -65,8 +73,12 @@ void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace)
     case Variant::implicit_gemm_splitk: {
       const SplitK split = split_k(a.p);
       launch(shape, conv_implicit_gemm_splitk, a, workspace, split.steps_per_split);
-      const long long outputs = static_cast<long long>(a.p.n) * a.p.k * a.p.oh * a.p.ow;
-      return launch(elementwise_launch(outputs), splitk_reduce, a, static_cast<const float*>(workspace), split.splits);
+      const auto* partial = static_cast<const float*>(workspace);
+      const long long planes = static_cast<long long>(a.p.n) * a.p.k;
+      if (a.pool.kind == kPoolGlobalAvg) return launch(warp_launch(planes), splitk_reduce_global_avg, a, partial, split.splits);
+      const bool pooled = a.pool.kind != kPoolNone;
+      const long long outputs = planes * (pooled ? a.pool.oh : a.p.oh) * (pooled ? a.pool.ow : a.p.ow);
+      return launch(elementwise_launch(outputs), splitk_reduce, a, partial, split.splits);
     }
   }
 }

@@ -11,11 +11,13 @@ namespace convlab::cuda {
 class GpuConv {
  public:
   // kernel_id: one of the runtime's conv kernels (cuda.02_implicit_gemm, metal.auto, ...). Throws
-  // InputError when it is not one, does not support p, or the weights do not match p.
+  // InputError when it is not one, does not support p, or the weights do not match p, or when
+  // `pool` asks for a fused pooling the variant cannot do (runtime's conv_fuses_pool).
   GpuConv(GpuRuntime& rt, std::string_view kernel_id, const ConvProblem& p, const ConvWeights& weights,
-          Epilogue epilogue);
+          Epilogue epilogue, FusedPool pool = {});
 
-  // out = act(conv(in) + bias + residual); residual (the output's shape) may be null.
+  // out = act(conv(in) + bias + residual), pooled when the plan fused a pool (out then has the
+  // pooled shape); residual (the conv output's shape) may be null.
   void run(const float* in, float* out, const float* residual = nullptr) const;
 
   std::string variant() const { return rt_->conv_name(variant_); }  // the kernel that runs
@@ -27,6 +29,7 @@ class GpuConv {
   int variant_;
   ConvShape shape_;
   int activation_;
+  FusedPool pool_;
   DeviceBuffer weight_, bias_, workspace_;
 };
 

@@ -77,6 +77,8 @@ class GpuRuntime {
   virtual std::string conv_name(int variant) const = 0;
   virtual std::vector<float> conv_weights(int variant, const ConvProblem& p, std::span<const float> oihw) const = 0;
   virtual std::size_t conv_workspace_floats(int variant, const ConvShape& p) const = 0;
+  // Whether the variant can do the pooling layer after the conv itself (ConvArgs::pool).
+  virtual bool conv_fuses_pool(int /*variant*/) const { return false; }
 
   // Stream-ordered kernel launches. workspace: conv_workspace_floats(v, a.p) floats of device
   // memory (null when that is 0).
@@ -144,6 +146,7 @@ class LaunchingRuntime : public Base {
   std::size_t conv_workspace_floats(int v, const ConvShape& p) const override {
     return workspace_floats(static_cast<Variant>(v), p);
   }
+  bool conv_fuses_pool(int v) const override { return fuses_pool(static_cast<Variant>(v)); }
   void conv(int v, const ConvArgs& a, float* workspace) override {
     launch_conv(launch_, static_cast<Variant>(v), a, workspace);
   }

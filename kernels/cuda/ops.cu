@@ -5,15 +5,9 @@
 #include <cmath>
 
 #include "kernels/cuda/cuda_kernels.cuh"
+#include "kernels/cuda/reductions.cuh"
 
 namespace convlab::cuda {
-
-namespace {
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;  // lane 0 holds the sum
-}
-}  // namespace
 
 // One thread per output; `average` selects avg (else max) pooling.
 __global__ void pool2d(PoolArgs a, int average) {
@@ -22,18 +16,8 @@ __global__ void pool2d(PoolArgs a, int average) {
   if (i >= total) return;
   const int ox = static_cast<int>(i % a.ow), oy = static_cast<int>(i / a.ow % a.oh);
   const float* plane = a.in + i / (static_cast<long long>(a.ow) * a.oh) * a.h * a.w;
-  float acc = average ? 0.0f : -INFINITY;
-  for (int r = 0; r < a.kernel; ++r) {
-    const int y = oy * a.stride - a.pad + r;
-    if (y < 0 || y >= a.h) continue;
-    for (int s = 0; s < a.kernel; ++s) {
-      const int x = ox * a.stride - a.pad + s;
-      if (x < 0 || x >= a.w) continue;
-      const float v = plane[y * a.w + x];
-      acc = average ? acc + v : fmaxf(acc, v);
-    }
-  }
-  a.out[i] = average ? acc * (1.0f / static_cast<float>(a.kernel * a.kernel)) : acc;
+  a.out[i] = pool_window(average ? kPoolAvg : kPoolMax, a.h, a.w, a.kernel, a.stride, a.pad, oy, ox,
+                         [&](int y, int x) { return plane[y * a.w + x]; });
 }
 
 // One warp per plane (n, c): out = mean of the plane.
