@@ -48,7 +48,7 @@ def main():
         for model in sorted({r["model"] for r in ok}):
             for batch, mode, target in ((1, "graph", 10.0), (1, "eager", None), (32, "eager", 1.0), (32, "graph", None)):
                 rows = [r for r in ok if r["model"] == model and r["batch"] == batch and r.get("mode") == mode
-                        and r["kernel"] != "cuda.03_tensorcore_tf32"]  # FP32 against FP32
+                        and "tf32" not in r["kernel"]]  # FP32 against FP32
                 if not rows:
                     continue
                 best = min(rows, key=lambda r: r["latency_ms"]["p50"])

@@ -56,6 +56,22 @@ __device__ __forceinline__ float conv_epilogue(const ConvArgs& a, int k, long lo
   return acc;
 }
 
+// A block's finished tile of `rows` output channels (from k0) x `cols` pixels (from pix0, over
+// the whole batch), staged in shared memory with row stride `ld`, written to NCHW through the
+// epilogue by the block's `threads` threads: consecutive threads on consecutive pixels.
+__device__ __forceinline__ void write_tile_nchw(const ConvArgs& a, const float* tile, int ld, int rows, int cols, int k0,
+                                                long long pix0, int thread, int threads) {
+  const long long plane = static_cast<long long>(a.p.oh) * a.p.ow, pixels = plane * a.p.n;
+  for (int i = thread; i < rows * cols; i += threads) {
+    const int m = i / cols, j = i % cols;
+    const int k = k0 + m;
+    const long long q = pix0 + j;
+    if (k >= a.p.k || q >= pixels) continue;
+    const long long o = (q / plane * a.p.k + k) * plane + q % plane;
+    a.out[o] = conv_epilogue(a, k, o, tile[m * ld + j]);
+  }
+}
+
 // ceil(a / b) for launch sizes.
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 

@@ -91,14 +91,7 @@ __global__ void __launch_bounds__(kTf32Threads) conv_tensorcore_tf32(ConvArgs a)
     for (int j = 0; j < 2; ++j)
       wmma::store_matrix_sync(&cs[wm + 16 * i][wn + 16 * j], acc[i][j], kBN + kPad, wmma::mem_row_major);
   __syncthreads();
-  for (int i = tid; i < kBM * kBN; i += kTf32Threads) {  // consecutive threads, consecutive pixels
-    const int m = i / kBN, j = i % kBN;
-    const int k = k0 + m;
-    const long long q = pix0 + j;
-    if (k >= p.k || q >= pixels) continue;
-    const long long o = (q / plane * p.k + k) * plane + q % plane;
-    a.out[o] = conv_epilogue(a, k, o, cs[m][j]);
-  }
+  write_tile_nchw(a, &cs[0][0], kBN + kPad, kBM, kBN, k0, pix0, tid, kTf32Threads);
 }
 
 }  // namespace convlab::cuda

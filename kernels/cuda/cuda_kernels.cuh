@@ -18,6 +18,9 @@ constexpr int kGemmBM = 64, kGemmBN = 64, kGemmBK = 16, kGemmThreads = 256;
 constexpr int kSplitKTargetBlocks = 128;
 // cuda.03_tensorcore_tf32: block tile side (channels and pixels), threads per block (4 warps).
 constexpr int kTf32Tile = 64, kTf32Threads = 128;
+// cuda.07_tensorcore_tf32_pipelined: block tile of output channels x pixels, taps per reduction
+// step, steps in flight, threads per block (4 warps).
+constexpr int kTf32PipeBM = 64, kTf32PipeBN = 128, kTf32PipeBK = 16, kTf32PipeStages = 3, kTf32PipeThreads = 128;
 
 __global__ void conv_naive(ConvArgs a);
 __global__ void conv_smem_tiled(ConvArgs a);
@@ -26,6 +29,7 @@ __global__ void conv_tensorcore_tf32(ConvArgs a);
 __global__ void conv_depthwise(ConvArgs a);
 __global__ void conv_pointwise(ConvArgs a);
 __global__ void conv_implicit_gemm_splitk(ConvArgs a, float* partial, int steps_per_split);
+__global__ void conv_tensorcore_tf32_pipelined(ConvArgs a, int kd_padded);
 __global__ void splitk_reduce(ConvArgs a, const float* partial, int splits);
 __global__ void splitk_reduce_global_avg(ConvArgs a, const float* partial, int splits);
 

@@ -37,6 +37,7 @@ std::string_view to_string(Variant v) {
     case Variant::depthwise: return "cuda.04_depthwise";
     case Variant::pointwise: return "cuda.05_pointwise";
     case Variant::implicit_gemm_splitk: return "cuda.06_implicit_gemm_splitk";
+    case Variant::tensorcore_tf32_pipelined: return "cuda.07_tensorcore_tf32_pipelined";
   }
   return "?";
 }
@@ -54,7 +55,7 @@ Variant variant_for(std::string_view id, const ConvProblem& p) {
     return split_k(to_shape(p)).splits > 1 ? Variant::implicit_gemm_splitk : Variant::implicit_gemm;
   }
   for (Variant v : {Variant::naive, Variant::smem_tiled, Variant::implicit_gemm, Variant::tensorcore_tf32,
-                    Variant::depthwise, Variant::pointwise, Variant::implicit_gemm_splitk})
+                    Variant::depthwise, Variant::pointwise, Variant::implicit_gemm_splitk, Variant::tensorcore_tf32_pipelined})
     if (id == to_string(v)) return v;
   throw InputError(fmt::format("'{}' is not a CUDA kernel", id));
 }
@@ -76,7 +77,8 @@ std::string unsupported(Variant v, const ConvProblem& p) {
       return {};
     case Variant::implicit_gemm:
     case Variant::implicit_gemm_splitk:
-    case Variant::tensorcore_tf32: return p.groups == 1 ? std::string() : "groups > 1";
+    case Variant::tensorcore_tf32:
+    case Variant::tensorcore_tf32_pipelined: return p.groups == 1 ? std::string() : "groups > 1";
     case Variant::depthwise:
       if (!p.is_depthwise()) return "not depthwise (needs groups = C = K)";
       if (blocks(p.out_h() * p.out_w(), 256) > kMaxGridYZ) return "an output plane too large";
@@ -90,6 +92,13 @@ std::string unsupported(Variant v, const ConvProblem& p) {
 }
 
 std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw) {
+  if (v == Variant::tensorcore_tf32_pipelined) {  // rows padded to whole reduction steps
+    const std::int64_t kd_total = p.c * p.r * p.s, padded = (kd_total + kTf32PipeBK - 1) / kTf32PipeBK * kTf32PipeBK;
+    std::vector<float> t(static_cast<std::size_t>(p.k * padded), 0.0f);
+    for (std::int64_t k = 0; k < p.k; ++k)
+      std::copy_n(oihw.begin() + k * kd_total, kd_total, t.begin() + k * padded);
+    return t;
+  }
   if (v != Variant::implicit_gemm && v != Variant::implicit_gemm_splitk && v != Variant::pointwise)
     return {oihw.begin(), oihw.end()};
   const std::int64_t kd_total = p.c_per_group() * p.r * p.s, kp = (p.k + 3) / 4 * 4;
@@ -145,6 +154,8 @@ LaunchShape conv_launch(Variant v, const ConvShape& p) {
     case Variant::implicit_gemm: return {{blocks(pixels, kGemmBN), blocks(p.k, kGemmBM), 1}, {kGemmThreads, 1, 1}, 0};
     case Variant::tensorcore_tf32:
       return {{blocks(pixels, kTf32Tile), blocks(p.k, kTf32Tile), 1}, {kTf32Threads, 1, 1}, 0};
+    case Variant::tensorcore_tf32_pipelined:
+      return {{blocks(pixels, kTf32PipeBN), blocks(p.k, kTf32PipeBM), 1}, {kTf32PipeThreads, 1, 1}, 0};
     case Variant::depthwise:
       return {{static_cast<unsigned>(p.n * p.c), blocks(static_cast<long long>(p.oh) * p.ow, 256), 1}, {256, 1, 1}, 0};
     case Variant::pointwise:

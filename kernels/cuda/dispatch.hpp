@@ -15,7 +15,16 @@
 
 namespace convlab::cuda {
 
-enum class Variant { naive, smem_tiled, implicit_gemm, tensorcore_tf32, depthwise, pointwise, implicit_gemm_splitk };
+enum class Variant {
+  naive,
+  smem_tiled,
+  implicit_gemm,
+  tensorcore_tf32,
+  depthwise,
+  pointwise,
+  implicit_gemm_splitk,
+  tensorcore_tf32_pipelined
+};
 std::string_view to_string(Variant v);
 
 // A launch in plain numbers; each Launch turns it into its own dim3.
@@ -34,7 +43,8 @@ std::string unsupported(Variant v, const ConvProblem& p);
 // 2^31 elements or more is refused. Empty when p fits.
 std::string exceeds_32bit_indices(const ConvProblem& p);
 // The kernel's weights as plan uploads them: OIHW, or transposed to C*R*S x round_up4(K) for the
-// GEMM tiles (kernels/cuda/gemm_tile.cuh).
+// GEMM tiles (kernels/cuda/gemm_tile.cuh), or (cuda.07) OIHW with each row of C*R*S taps padded
+// with zeros to a multiple of kTf32PipeBK.
 std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw);
 ConvShape to_shape(const ConvProblem& p);
 
@@ -80,6 +90,8 @@ void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace)
       const long long outputs = planes * (pooled ? a.pool.oh : a.p.oh) * (pooled ? a.pool.ow : a.p.ow);
       return launch(elementwise_launch(outputs), splitk_reduce, a, partial, split.splits);
     }
+    case Variant::tensorcore_tf32_pipelined:
+      return launch(shape, conv_tensorcore_tf32_pipelined, a, ceil_div(a.p.c * a.p.r * a.p.s, kTf32PipeBK) * kTf32PipeBK);
   }
 }
 

@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda.04_depthwise.cu"
 #include "kernels/cuda/cuda.05_pointwise.cu"
 #include "kernels/cuda/cuda.06_implicit_gemm_splitk.cu"
+#include "kernels/cuda/cuda.07_tensorcore_tf32_pipelined.cu"
 #include "kernels/cuda/ops.cu"
 #include "kernels/cuda/gpu_runtime.hpp"
 

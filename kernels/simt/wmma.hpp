@@ -4,9 +4,11 @@
 // *_sync functions are collective. Here every lane holds the whole matrix: load_matrix_sync
 // reads all of it (the data sits in memory every lane can see, behind the kernel's barrier),
 // mma_sync computes the whole product, store_matrix_sync writes all of it (each lane the same
-// values). Code that only uses the API, never a fragment's x[] elements, gets the GPU's result:
-// TF32 inputs (__float_to_tf32 rounds to 10 mantissa bits, to nearest, ties away from zero, as
-// cvt.rna.tf32.f32 does) and FP32 accumulation. Only the tf32 m16n16k8 shape is provided.
+// values). Code that only uses the API gets the GPU's result: TF32 inputs (__float_to_tf32
+// rounds to 10 mantissa bits, to nearest, ties away from zero, as cvt.rna.tf32.f32 does) and FP32
+// accumulation. A fragment's x[num_elements] are here the whole matrix, not the lane's share, so
+// only element-wise code that treats every element alike (the GPU's `x[t] = __float_to_tf32(x[t])`
+// over a fragment) gives the GPU's result. Only the tf32 m16n16k8 shape is provided.
 #pragma once
 
 #include <bit>
@@ -36,33 +38,31 @@ inline float __float_to_tf32(float x) {
 template <class Use, int M, int N, int K, class T, class Layout = void>
 struct fragment;
 
-template <class Layout>
-struct fragment<matrix_a, 16, 16, 8, precision::tf32, Layout> {
-  static constexpr int rows = 16, cols = 8;
-  float m[rows][cols];
+// The whole rows x cols matrix, row-major in x.
+template <int kRows, int kCols>
+struct whole_matrix {
+  static constexpr int rows = kRows, cols = kCols, num_elements = kRows * kCols;
+  float x[num_elements];
+  float& at(int i, int j) { return x[i * cols + j]; }
+  float at(int i, int j) const { return x[i * cols + j]; }
 };
 template <class Layout>
-struct fragment<matrix_b, 16, 16, 8, precision::tf32, Layout> {
-  static constexpr int rows = 8, cols = 16;
-  float m[rows][cols];
-};
+struct fragment<matrix_a, 16, 16, 8, precision::tf32, Layout> : whole_matrix<16, 8> {};
+template <class Layout>
+struct fragment<matrix_b, 16, 16, 8, precision::tf32, Layout> : whole_matrix<8, 16> {};
 template <>
-struct fragment<accumulator, 16, 16, 8, float, void> {
-  static constexpr int rows = 16, cols = 16;
-  float m[rows][cols];
-};
+struct fragment<accumulator, 16, 16, 8, float, void> : whole_matrix<16, 16> {};
 
 template <class Use, class Layout>
 void load_matrix_sync(fragment<Use, 16, 16, 8, precision::tf32, Layout>& f, const float* p, unsigned ldm) {
   using F = fragment<Use, 16, 16, 8, precision::tf32, Layout>;
   constexpr bool row = std::is_same_v<Layout, row_major>;
   for (int i = 0; i < F::rows; ++i)
-    for (int j = 0; j < F::cols; ++j) f.m[i][j] = row ? p[i * ldm + j] : p[j * ldm + i];
+    for (int j = 0; j < F::cols; ++j) f.at(i, j) = row ? p[i * ldm + j] : p[j * ldm + i];
 }
 
 inline void fill_fragment(fragment<accumulator, 16, 16, 8, float>& f, float v) {
-  for (auto& row : f.m)
-    for (float& x : row) x = v;
+  for (float& x : f.x) x = v;
 }
 
 template <class LayoutA, class LayoutB>
@@ -72,16 +72,16 @@ void mma_sync(fragment<accumulator, 16, 16, 8, float>& d, const fragment<matrix_
   fragment<accumulator, 16, 16, 8, float> r;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 16; ++j) {
-      float sum = c.m[i][j];
-      for (int k = 0; k < 8; ++k) sum += __float_to_tf32(a.m[i][k]) * __float_to_tf32(b.m[k][j]);
-      r.m[i][j] = sum;
+      float sum = c.at(i, j);
+      for (int k = 0; k < 8; ++k) sum += __float_to_tf32(a.at(i, k)) * __float_to_tf32(b.at(k, j));
+      r.at(i, j) = sum;
     }
   d = r;
 }
 
 inline void store_matrix_sync(float* p, const fragment<accumulator, 16, 16, 8, float>& f, unsigned ldm, layout_t layout) {
   for (int i = 0; i < 16; ++i)
-    for (int j = 0; j < 16; ++j) (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.m[i][j];
+    for (int j = 0; j < 16; ++j) (layout == mem_row_major ? p[i * ldm + j] : p[j * ldm + i]) = f.at(i, j);
 }
 
 }  // namespace nvcuda::wmma
