@@ -72,27 +72,18 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
   kernel_ids_.resize(layers.size());
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    std::optional<std::string> kernel_id;
-    cuda::FusedPool pool{};
     if (l.kind == LayerKind::conv) {
       const ConvProblem p = l.conv.with_batch(batch);
-      kernel_id = kernels.for_layer(l.name);
-      const int variant = rt.conv_variant(*kernel_id, p);
+      const std::string& kernel_id = kernels.for_layer(l.name);
+      const int variant = rt.conv_variant(kernel_id, p);
       if (std::string why = rt.conv_unsupported(variant, p); !why.empty())
-        throw InputError(fmt::format("{} does not support {} ({}): {}", *kernel_id, l.name, to_string(p), why));
-      if (fuse && rt.conv_fuses_pool(variant)) pool = pool_after(net, i);
+        throw InputError(fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(p), why));
+      const cuda::FusedPool pool = fuse && rt.conv_fuses_pool(variant) ? pool_after(net, i) : cuda::FusedPool{};
       fused_[i] = fuse && (fuses_add(net, i) || pool.kind != cuda::kPoolNone);
-    }
-    if (!fused_[i]) {
-      activations_[i] = cuda::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
-      memory_.activations_bytes += activations_[i].bytes();
-    }
-    if (l.kind == LayerKind::conv) {
-      const ConvProblem p = l.conv.with_batch(batch);
       Epilogue e = l.epilogue;
       if (fused_[i] && layers[i + 1].kind == LayerKind::add)
         e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
-      convs_[i].emplace(rt, *kernel_id, p, ConvWeights{l.weight, l.bias}, e, pool);
+      convs_[i].emplace(rt, kernel_id, p, ConvWeights{l.weight, l.bias}, e, pool);
       kernel_ids_[i] = convs_[i]->variant();
       memory_.weights_bytes += convs_[i]->weight_bytes();
       memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
@@ -102,6 +93,10 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
       rt.upload(linear_weights_[i].data(), l.weight.data(), l.weight.size());
       rt.upload(linear_biases_[i].data(), l.bias.data(), l.bias.size());
       memory_.weights_bytes += linear_weights_[i].bytes() + linear_biases_[i].bytes();
+    }
+    if (!fused_[i]) {
+      activations_[i] = cuda::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
+      memory_.activations_bytes += activations_[i].bytes();
     }
   }
   rt.synchronize();  // the uploads read the network's host vectors

@@ -74,5 +74,7 @@ __device__ __forceinline__ void write_tile_nchw(const ConvArgs& a, const float* 
 
 // ceil(a / b) for launch sizes.
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
+// a rounded up to a multiple of b.
+__host__ __device__ constexpr int round_up(int a, int b) { return ceil_div(a, b) * b; }
 
 }  // namespace convlab::cuda

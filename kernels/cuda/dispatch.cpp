@@ -93,7 +93,7 @@ std::string unsupported(Variant v, const ConvProblem& p) {
 
 std::vector<float> prepare_weights(Variant v, const ConvProblem& p, std::span<const float> oihw) {
   if (v == Variant::tensorcore_tf32_pipelined) {  // rows padded to whole reduction steps
-    const std::int64_t kd_total = p.c * p.r * p.s, padded = (kd_total + kTf32PipeBK - 1) / kTf32PipeBK * kTf32PipeBK;
+    const std::int64_t kd_total = p.c * p.r * p.s, padded = round_up(static_cast<int>(kd_total), kTf32PipeBK);
     std::vector<float> t(static_cast<std::size_t>(p.k * padded), 0.0f);
     for (std::int64_t k = 0; k < p.k; ++k)
       std::copy_n(oihw.begin() + k * kd_total, kd_total, t.begin() + k * padded);

@@ -91,7 +91,7 @@ void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace)
       return launch(elementwise_launch(outputs), splitk_reduce, a, partial, split.splits);
     }
     case Variant::tensorcore_tf32_pipelined:
-      return launch(shape, conv_tensorcore_tf32_pipelined, a, ceil_div(a.p.c * a.p.r * a.p.s, kTf32PipeBK) * kTf32PipeBK);
+      return launch(shape, conv_tensorcore_tf32_pipelined, a, round_up(a.p.c * a.p.r * a.p.s, kTf32PipeBK));
   }
 }
 
