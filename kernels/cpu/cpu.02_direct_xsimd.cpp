@@ -22,7 +22,8 @@
 // tile's own ceiling, which `convlab peak` measures on L1-resident data. On the 2-core AVX-512 VM,
 // quiet: the 4 x 7 tile alone reads 90-95% of the FMA peak and the 2 x 14 tile 83-86%; cpu.02 on
 // mb32ic64ih56oc64oh56kh3ph1 ran 27.8 ms p50, 82% of the peak measured at the start of the run
-// (oneDNN 75%), the input reorder 1.1 ms of it. Against the 2 x 14 build, six rounds of `convlab
+// (oneDNN 75%) but 73-76% of the 350-363 GFLOP/s that quiet `peak` runs read, the input reorder
+// 1.1 ms of it. Against the 2 x 14 build, six rounds of `convlab
 // conv` then `convlab compare` on that layer (the order of the two builds alternated: a round's
 // later runs were slower) gave median ratios 0.78-1.10, geometric mean 0.92. Tried in paired runs
 // of a scratch harness and dropped as slower: splitting C into steps whose weights stay in L1
