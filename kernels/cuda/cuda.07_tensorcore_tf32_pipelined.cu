@@ -41,8 +41,8 @@ __device__ __forceinline__ void round_to_tf32(Fragment& f) {
 }  // namespace
 
 // grid: x = pixel tiles over the whole batch, y = output-channel tiles. kTf32PipeThreads threads.
-// Weights: K rows of kd_padded taps (C*R*S rounded up to kTf32PipeBK, zeros past C*R*S).
-__global__ void __launch_bounds__(kTf32PipeThreads) conv_tensorcore_tf32_pipelined(ConvArgs a, int kd_padded) {
+// Weights: K rows of whole reduction steps (C*R*S rounded up to kTf32PipeBK, zeros past C*R*S).
+__global__ void __launch_bounds__(kTf32PipeThreads) conv_tensorcore_tf32_pipelined(ConvArgs a) {
   using namespace nvcuda;
   // (Local names: the CPU emulator compiles every kernel file into one translation unit.)
   constexpr int kBM = kTf32PipeBM, kBN = kTf32PipeBN, kBK = kTf32PipeBK, kStages = kTf32PipeStages;
@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kTf32PipeThreads) conv_tensorcore_tf32_pipelin
   static_assert(kBM * kCStride <= kStages * kStageFloats, "the epilogue's tile reuses the pipeline's buffers");
   __shared__ __align__(128) float smem[kStages * kStageFloats];
   const ConvShape& p = a.p;
-  const int kd_total = p.c * p.r * p.s, steps = ceil_div(kd_total, kBK);
+  const int kd_total = p.c * p.r * p.s, steps = ceil_div(kd_total, kBK), kd_padded = steps * kBK;
   const int k0 = blockIdx.y * kBM;
   const long long plane = static_cast<long long>(p.oh) * p.ow, pixels = plane * p.n;
   const long long pix0 = static_cast<long long>(blockIdx.x) * kBN;

@@ -29,7 +29,7 @@ __global__ void conv_tensorcore_tf32(ConvArgs a);
 __global__ void conv_depthwise(ConvArgs a);
 __global__ void conv_pointwise(ConvArgs a);
 __global__ void conv_implicit_gemm_splitk(ConvArgs a, float* partial, int steps_per_split);
-__global__ void conv_tensorcore_tf32_pipelined(ConvArgs a, int kd_padded);
+__global__ void conv_tensorcore_tf32_pipelined(ConvArgs a);
 __global__ void splitk_reduce(ConvArgs a, const float* partial, int splits);
 __global__ void splitk_reduce_global_avg(ConvArgs a, const float* partial, int splits);
 

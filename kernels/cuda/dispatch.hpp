@@ -9,7 +9,6 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/cuda/cuda_kernels.cuh"
 
@@ -67,11 +66,9 @@ LaunchShape warp_launch(long long warps);         // one warp per row / plane / 
 bool fuses_pool(Variant v);
 
 // `workspace`: workspace_floats(v, a.p) floats of device memory (null when that is 0). a.pool
-// must be kPoolNone unless fuses_pool(v).
+// must be kPoolNone unless fuses_pool(v): GpuConv refuses anything else when it plans.
 template <class Launch>
 void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace) {
-  if (a.pool.kind != kPoolNone && !fuses_pool(v))
-    throw InputError(std::string(to_string(v)) + " cannot fuse a pooling layer");
   const LaunchShape shape = conv_launch(v, a.p);
   switch (v) {
     case Variant::naive: return launch(shape, conv_naive, a);
@@ -90,8 +87,7 @@ void launch_conv(Launch& launch, Variant v, const ConvArgs& a, float* workspace)
       const long long outputs = planes * (pooled ? a.pool.oh : a.p.oh) * (pooled ? a.pool.ow : a.p.ow);
       return launch(elementwise_launch(outputs), splitk_reduce, a, partial, split.splits);
     }
-    case Variant::tensorcore_tf32_pipelined:
-      return launch(shape, conv_tensorcore_tf32_pipelined, a, round_up(a.p.c * a.p.r * a.p.s, kTf32PipeBK));
+    case Variant::tensorcore_tf32_pipelined: return launch(shape, conv_tensorcore_tf32_pipelined, a);
   }
 }
 
