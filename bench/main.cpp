@@ -1,3 +1,3 @@
-#include "bench/cli.hpp"
+#include "bench/commands/cli.hpp"
 
 int main(int argc, char** argv) { return convlab::run_cli(argc, argv); }

@@ -29,7 +29,7 @@ if(NOT TARGET OpenMP::OpenMP_CXX)
   message(FATAL_ERROR "convlab: the C++ compiler has no OpenMP support (install libomp-dev for clang)")
 endif()
 # stb_image / stb_image_write (libstb-dev): header-only here, their implementation is compiled
-# once, in bench/image.cpp, so no libstb.so is linked.
+# once, in bench/pipeline/image.cpp, so no libstb.so is linked.
 find_path(CONVLAB_STB_INCLUDE_DIR stb_image.h PATH_SUFFIXES stb)
 if(NOT CONVLAB_STB_INCLUDE_DIR OR NOT EXISTS "${CONVLAB_STB_INCLUDE_DIR}/stb_image_write.h")
   message(FATAL_ERROR "convlab: stb_image.h / stb_image_write.h not found (the end-to-end image pipeline "

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/report.hpp"
+#include "bench/report/results.hpp"
 
 namespace convlab::test {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "bench/ab_test.hpp"
+#include "bench/analysis/ab_test.hpp"
 #include "tests/results_test_util.hpp"
 
 using namespace convlab;

@@ -3,7 +3,7 @@
 // rho = lambda D (Pollaczek-Khinchine). And the capacity edge: rho >= 1 is overloaded.
 #include <doctest/doctest.h>
 
-#include "bench/batching_sim.hpp"
+#include "bench/analysis/batching_sim.hpp"
 #include "kernels/common/error.hpp"
 
 using namespace convlab;

@@ -24,7 +24,11 @@ TEST_CASE("cli: bad input exits 2 with one line naming the value and the choices
   check_usage_error("run --warmup -1", "--warmup: -1 must be 0 or more");
   check_usage_error("run --trials 0", "--trials: 0 must be at least 1");
   check_usage_error("run --trials many", "many");
-  check_usage_error("run --threads -2", "--threads: -2 is not a positive integer");
+  check_usage_error("run --threads -2", "--threads: '-2' is not a positive integer");
+  // 0 is refused too, not silently "every core": leaving --threads out means that.
+  for (const std::string command : {"--threads 0", "run --threads 0", "conv --problem mb1ic3ih8oc4kh3 --threads 0",
+                                    "peak --threads 0", "sweep --threads 0", "policy --rate 10 --slo-p99-ms 5 --threads 0"})
+    check_usage_error(command, "--threads: '0' is not a positive integer (leave --threads out to use every core)");
   check_usage_error("run --percentile median", "unknown percentile method 'median' (choices: linear, nearest-rank)");
   check_usage_error("run --frobnicate", "--frobnicate");
   check_usage_error("dance", "dance");
@@ -49,18 +53,22 @@ TEST_CASE("cli: listings and help") {
   CHECK(overhead.out.find("p50") != std::string::npos);
 }
 
-TEST_CASE("cli: an unavailable backend is skipped with its reason, not crashed on") {
+TEST_CASE("cli: a backend named but unavailable exits 4 with its reason, so a script knows nothing ran") {
   for (const convlab::Backend backend : {convlab::Backend::cuda, convlab::Backend::metal}) {
     const std::string name(convlab::to_string(backend));
     CAPTURE(name);
     for (const std::string command : {"run --warmup 0 --trials 1 --batch 1 --backend ",
-                                      "conv --problem mb1ic3ih8oc8oh8kh3ph1 --warmup 0 --trials 1 --backend "}) {
+                                      "conv --problem mb1ic3ih8oc8oh8kh3ph1 --warmup 0 --trials 1 --backend ",
+                                      "sweep --warmup 0 --trials 1 --batch 1 --mode model-only --backend "}) {
+      CAPTURE(command);
       const Outcome o = run_convlab(command + name);
-      CHECK(o.code == 0);
       if (convlab::backend_status(backend).available) {  // a GPU machine: it runs
+        CHECK(o.code == 0);
         CHECK(o.out.find(name + ".") != std::string::npos);
       } else {
-        CHECK(o.err.find("skipping backend " + name) != std::string::npos);
+        CHECK(o.code == 4);
+        CHECK(lines(o.err) == 1);
+        CHECK(o.err.find("convlab: skipping backend " + name) == 0);
       }
     }
   }

@@ -1,5 +1,5 @@
 // Every user-facing error path of the convlab command that the other CLI suites leave out: each
-// exits 2 with one line naming the bad value (bench/cli.cpp and its subcommands, option by option).
+// exits 2 with one line naming the bad value (bench/commands/cli.cpp and its subcommands, option by option).
 #include <doctest/doctest.h>
 
 #include "models/catalog.hpp"
@@ -37,7 +37,7 @@ TEST_CASE("cli errors: run's values, names and output paths") {
   // A kernel that exists but cannot run the model's layers: refused before anything is measured.
   check_usage_error("run --model lab-cnn --kernel cpu.05_depthwise_xsimd --warmup 0 --trials 1 --batch 1",
                     "cpu.05_depthwise_xsimd");
-  check_usage_error("--threads -1", "--threads: -1 is not a positive integer");
+  check_usage_error("--threads -1", "--threads: '-1' is not a positive integer");
 }
 
 TEST_CASE("cli errors: run --weights that do not fit the model are named, tensor by tensor") {
@@ -70,7 +70,7 @@ TEST_CASE("cli errors: validate's input and expect files of the wrong shape or m
                     "cannot read '/nonexistent/e.safetensors'");
   check_usage_error(args + "--input " + kData + "resnet8/b1/input.safetensors --expect " + kData +
                         "resnet8/b1/expect.safetensors --threads -3",
-                    "--threads: -3 is not a positive integer");
+                    "--threads: '-3' is not a positive integer");
 }
 
 TEST_CASE("cli errors: conv's values, descriptors and output paths") {
@@ -78,7 +78,7 @@ TEST_CASE("cli errors: conv's values, descriptors and output paths") {
   check_usage_error(p + "--batch 0", "--batch: '0' is not a positive integer");
   check_usage_error("conv --problem mb1ic3ih8oc4kh3 --warmup -1", "--warmup: -1 must be 0 or more");
   check_usage_error("conv --problem mb1ic3ih8oc4kh3 --trials 0", "--trials: 0 must be at least 1");
-  check_usage_error(p + "--threads -1", "--threads: -1 is not a positive integer");
+  check_usage_error(p + "--threads -1", "--threads: '-1' is not a positive integer");
   check_usage_error(p + "--percentile mode", "unknown percentile method 'mode'");
   check_usage_error(p + "--json /nonexistent-dir/c.json", "cannot write '/nonexistent-dir/c.json'");
   check_usage_error(p + "--csv /nonexistent-dir/c.csv", "cannot write '/nonexistent-dir/c.csv'");
@@ -88,7 +88,7 @@ TEST_CASE("cli errors: conv's values, descriptors and output paths") {
 }
 
 TEST_CASE("cli errors: the other subcommands") {
-  check_usage_error("peak --threads -4", "--threads: -4 is not a positive integer");
+  check_usage_error("peak --threads -4", "--threads: '-4' is not a positive integer");
   check_usage_error("env --yaml", "--yaml");
   check_usage_error("kernels extra", "extra");
   check_usage_error("overhead --trials -5", "--trials: -5 must be at least 1");

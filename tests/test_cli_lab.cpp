@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/image.hpp"
+#include "bench/pipeline/image.hpp"
 #include "tests/cli_test_util.hpp"
 
 using namespace convlab::test;

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "bench/conv_bench.hpp"
+#include "bench/harness/conv_bench.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 

@@ -8,10 +8,10 @@
 #include <cmath>
 #include <iterator>
 
-#include "bench/gpu_lab.hpp"
-#include "bench/per_layer.hpp"
-#include "bench/tolerance.hpp"
-#include "bench/validate.hpp"
+#include "bench/harness/gpu_model_bench.hpp"
+#include "bench/harness/per_layer.hpp"
+#include "bench/check/tolerance.hpp"
+#include "bench/check/validate.hpp"
 #include "conv_test_util.hpp"
 #include "golden_test_util.hpp"
 #include "kernels/common/error.hpp"
@@ -288,9 +288,9 @@ TEST_CASE("cuda: without a device the kernels are listed and planning says why i
 
 TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfers rows, checked against the oracle") {
   const Network net = find_model("lab-cnn")->build(seeded_weights(1));
-  LabConfig config{.model = "lab-cnn", .backend = Backend::cuda, .kernels = {"cuda.auto"}, .batches = {1, 2},
+  ModelBenchConfig config{.model = "lab-cnn", .backend = Backend::cuda, .kernels = {"cuda.auto"}, .batches = {1, 2},
                    .protocol = {.warmup = 1, .trials = 3}};
-  const std::vector<Result> rows = run_gpu_lab(config, net, test::emulator(), {});
+  const std::vector<Result> rows = run_gpu_model_bench(config, net, test::emulator(), {});
   REQUIRE(rows.size() == 4);  // eager and eager+transfers per batch; graphs need a real device
   for (const Result& r : rows) {
     CAPTURE(r.mode);
@@ -309,9 +309,9 @@ TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfer
   };
   CHECK(std::ranges::count(rows[0].choices, std::string("conv2: cuda.06_implicit_gemm_splitk + max_pool fused")) == 1);
   CHECK(fusions(rows[0]) == 2);
-  LabConfig unfused = config;
+  ModelBenchConfig unfused = config;
   unfused.fuse = false;
-  const std::vector<Result> apart = run_gpu_lab(unfused, net, test::emulator(), {});
+  const std::vector<Result> apart = run_gpu_model_bench(unfused, net, test::emulator(), {});
   REQUIRE(apart.size() == 4);
   for (const Result& r : apart) {
     CHECK(r.status == ResultStatus::ok);
@@ -321,7 +321,7 @@ TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfer
   // --per-layer: each layer of the eager row, its conv layers named by the kernel cuda.auto chose.
   config.per_layer = true;
   config.batches = {1};
-  const std::vector<Result> profiled = run_gpu_lab(config, net, test::emulator(), {});
+  const std::vector<Result> profiled = run_gpu_model_bench(config, net, test::emulator(), {});
   REQUIRE(profiled.at(0).layer_times.size() == net.layers().size());
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
     const LayerTime& t = profiled[0].layer_times[i];
@@ -334,5 +334,5 @@ TEST_CASE("cuda: a GPU lab run on the emulator gives the eager and with-transfer
       CHECK(t.kernel.empty());
   }
   config.cuda_graph = true;
-  CHECK_THROWS_WITH_AS(run_gpu_lab(config, net, test::emulator(), {}), doctest::Contains("needs a CUDA device"), InputError);
+  CHECK_THROWS_WITH_AS(run_gpu_model_bench(config, net, test::emulator(), {}), doctest::Contains("needs a CUDA device"), InputError);
 }

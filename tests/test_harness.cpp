@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/harness.hpp"
-#include "bench/peak.hpp"
+#include "bench/harness/harness.hpp"
+#include "bench/harness/peak.hpp"
 #include "kernels/common/error.hpp"
 
 using namespace convlab;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/gpu_lab.hpp"
+#include "bench/harness/gpu_model_bench.hpp"
 #include "conv_test_util.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
@@ -147,9 +147,9 @@ TEST_CASE("metal shim: half rounds to binary16 (11 significant bits, to nearest 
 
 TEST_CASE("metal: a GPU lab run on the emulated Metal kernels gives its rows, checked against the oracle") {
   const Network net = find_model("mobilenet-tiny")->build(seeded_weights(1));
-  const LabConfig config{.model = "mobilenet-tiny", .backend = Backend::metal, .kernels = {"metal.auto"}, .batches = {1},
+  const ModelBenchConfig config{.model = "mobilenet-tiny", .backend = Backend::metal, .kernels = {"metal.auto"}, .batches = {1},
                          .protocol = {.warmup = 0, .trials = 2}};
-  const std::vector<Result> rows = run_gpu_lab(config, net, test::metal_emulator(), {});
+  const std::vector<Result> rows = run_gpu_model_bench(config, net, test::metal_emulator(), {});
   REQUIRE(rows.size() == 2);  // eager, eager+transfers
   for (const Result& r : rows) {
     CAPTURE(r.mode);

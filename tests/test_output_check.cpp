@@ -4,7 +4,8 @@
 
 #include <limits>
 
-#include "bench/lab.hpp"
+#include "bench/check/oracle.hpp"
+#include "bench/harness/model_bench.hpp"
 #include "models/catalog.hpp"
 
 using namespace convlab;

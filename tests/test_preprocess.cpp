@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/end_to_end.hpp"
-#include "bench/image.hpp"
-#include "bench/preprocess.hpp"
+#include "bench/pipeline/end_to_end.hpp"
+#include "bench/pipeline/image.hpp"
+#include "bench/pipeline/preprocess.hpp"
 #include "kernels/common/error.hpp"
 
 using namespace convlab;

@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "bench/progress.hpp"
+#include "bench/harness/progress.hpp"
 
 using namespace convlab;
 using namespace std::chrono_literals;

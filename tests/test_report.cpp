@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "bench/lab.hpp"
+#include "bench/harness/model_bench.hpp"
 #include "kernels/common/error.hpp"
 
 using namespace convlab;
@@ -17,11 +17,11 @@ std::size_t count(const std::string& s, char c) { return static_cast<std::size_t
 }  // namespace
 
 TEST_CASE("report: a lab run produces the documented JSON") {
-  LabConfig config;
+  ModelBenchConfig config;
   config.kernels = {"cpu.00_reference"};
   config.batches = {1, 2};
   config.protocol = {.warmup = 1, .trials = 7};
-  const auto results = run_lab(config);
+  const auto results = run_model_bench(config);
   REQUIRE(results.size() == 2);
   const nlohmann::json doc = results_document(collect_environment(), nullptr, results);
   CHECK(doc["schema"] == "convlab/1");

@@ -3,8 +3,8 @@
 // layout its tools/compare.py reads.
 #include <doctest/doctest.h>
 
-#include "bench/report_formats.hpp"
-#include "bench/svg_plot.hpp"
+#include "bench/report/report_formats.hpp"
+#include "bench/report/svg_plot.hpp"
 #include "tests/results_test_util.hpp"
 
 using namespace convlab;

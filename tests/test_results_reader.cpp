@@ -2,7 +2,7 @@
 // one InputError naming the file: another schema, malformed JSON, a missing or mistyped field.
 #include <doctest/doctest.h>
 
-#include "bench/results_reader.hpp"
+#include "bench/report/results_reader.hpp"
 #include "kernels/common/error.hpp"
 #include "tests/results_test_util.hpp"
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "bench/stats.hpp"
+#include "bench/harness/stats.hpp"
 #include "kernels/common/error.hpp"
 
 using namespace convlab;

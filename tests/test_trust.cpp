@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "bench/lab.hpp"
-#include "bench/mistrust.hpp"
+#include "bench/harness/model_bench.hpp"
+#include "bench/analysis/mistrust.hpp"
 #include "kernels/common/backends.hpp"
 #include "models/catalog.hpp"
 

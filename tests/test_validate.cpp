@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "bench/validate.hpp"
+#include "bench/check/validate.hpp"
 #include "golden_test_util.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"

@@ -1,5 +1,5 @@
-// libFuzzer target: the end-to-end pipeline's image path (bench/image.cpp: stb_image decoding;
-// bench/preprocess.cpp: resize, normalise, pack). Bytes that are not an image must end in
+// libFuzzer target: the end-to-end pipeline's image path (bench/pipeline/image.cpp: stb_image decoding;
+// bench/pipeline/preprocess.cpp: resize, normalise, pack). Bytes that are not an image must end in
 // InputError; a decoded image must preprocess into finite values for a 3x32x32 network input.
 // Images are capped at 1 MP here: decoding a 64 MP one (the product's cap) from a few bytes is
 // correct but takes seconds under ASan, past libFuzzer's per-input timeout.
@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <vector>
 
-#include "bench/image.hpp"
-#include "bench/preprocess.hpp"
+#include "bench/pipeline/image.hpp"
+#include "bench/pipeline/preprocess.hpp"
 #include "kernels/common/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

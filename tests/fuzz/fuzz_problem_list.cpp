@@ -1,10 +1,10 @@
-// libFuzzer target: problem files for `convlab conv --problems` (bench/problem_list.cpp), which
+// libFuzzer target: problem files for `convlab conv --problems` (bench/harness/problem_list.cpp), which
 // split lines into descriptor and role before the descriptor parser sees them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "bench/problem_list.hpp"
+#include "bench/harness/problem_list.hpp"
 #include "kernels/common/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,0 +1,199 @@
+#include "bench/check/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "models/gpu_network.hpp"
+
+namespace convlab {
+
+namespace {
+std::int64_t elems_of(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+std::int64_t argmax(std::span<const float> row) {
+  return std::max_element(row.begin(), row.end()) - row.begin();
+}
+
+const StoredTensor& float_tensor(const TensorFile& file, const std::string& name, const std::string& what) {
+  const auto it = file.tensors.find(name);
+  if (it == file.tensors.end()) throw InputError(fmt::format("{} has no tensor '{}'", what, name));
+  if (!it->second.is_float())
+    throw InputError(fmt::format("{}: tensor '{}' has dtype {} (need F32, F16 or F64)", what, name, it->second.dtype));
+  return it->second;
+}
+}  // namespace
+
+std::vector<std::string> kernels_covering(const Network& net, Backend backend) {
+  std::vector<std::string> ids;
+  for (const KernelInfo& k : all_kernels()) {
+    if (k.backend != backend) continue;
+    for (const Layer& l : net.layers())
+      if (l.kind == LayerKind::conv && k.supports(l.conv)) {
+        ids.emplace_back(k.id);
+        break;
+      }
+  }
+  return ids;
+}
+
+LayerComparison compare_layer(const std::string& layer, std::span<const float> got, std::span<const float> expect,
+                              const Tolerance& tolerance) {
+  LayerComparison c{.layer = layer, .elems = static_cast<std::int64_t>(expect.size())};
+  double diff2 = 0, ref2 = 0;
+  bool finite = got.size() == expect.size();
+  for (std::size_t i = 0; i < expect.size() && finite; ++i) c.peak = std::max(c.peak, std::abs(double(expect[i])));
+  for (std::size_t i = 0; i < expect.size() && finite; ++i) {
+    const double d = std::abs(double(got[i]) - double(expect[i])), ref = std::abs(double(expect[i]));
+    finite = std::isfinite(got[i]);
+    c.max_abs = std::max(c.max_abs, d);
+    if (ref >= kRelativeErrorFloor * c.peak && ref > 0) c.max_rel = std::max(c.max_rel, d / ref);
+    diff2 += d * d;
+    ref2 += ref * ref;
+  }
+  c.normalised = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  c.pass = finite && c.normalised <= tolerance.normalised && c.max_abs <= tolerance.peak_fraction * c.peak;
+  return c;
+}
+
+void check_reference(const Network& net, const TensorFile& input, const TensorFile& expect) {
+  const StoredTensor& x = float_tensor(input, "input", "the input file");
+  const Shape item = net.input_item();
+  if (x.shape.size() != 4 || x.shape[0] < 1 || x.shape[1] != item.c() || x.shape[2] != item.h() ||
+      x.shape[3] != item.w())
+    throw InputError(fmt::format("input tensor has shape {}, {} needs N x {} x {} x {}", nlohmann::json(x.shape).dump(),
+                                 net.name(), item.c(), item.h(), item.w()));
+  const std::int64_t batch = x.shape[0];
+  float_tensor(expect, "output", "the expect file");
+  for (const auto& [name, t] : expect.tensors) {
+    const auto& layers = net.layers();
+    const auto it = std::ranges::find(layers, name, &Layer::name);  // (clang 14 lambdas cannot capture name)
+    if (name != "output" && it == layers.end())
+      throw InputError(fmt::format("expect tensor '{}' is not a layer of {}", name, net.name()));
+    const std::int64_t want = batch * (name == "output" ? net.output_item() : it->out_item).item_elems();
+    if (!t.is_float() || elems_of(t.shape) != want || t.shape.empty() || t.shape[0] != batch)
+      throw InputError(fmt::format("expect tensor '{}' ({} {}) does not match the layer: {} floats in a batch of {}",
+                                   name, t.dtype, nlohmann::json(t.shape).dump(), want, batch));
+  }
+}
+
+KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
+                                 const std::string& kernel_id, cuda::GpuRuntime* gpu) {
+  const KernelInfo* info = find_kernel(kernel_id);
+  if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", kernel_id));
+  const bool on_gpu = info->backend != Backend::cpu;
+  if (on_gpu && gpu == nullptr)
+    throw InputError(fmt::format("{} needs a {} runtime (device or emulator)", kernel_id, to_string(info->backend)));
+  KernelValidation v{.kernel = kernel_id, .tolerance = tolerance_for(info->error_scale)};
+  const std::int64_t batch = input.shape.at(0);
+  // The layers the kernel does not support run the backend's plainest kernel.
+  KernelSelection selection{.default_kernel = fmt::format("{}.00_{}", to_string(info->backend),
+                                                          on_gpu ? "naive" : "reference")};
+  for (const Layer& l : net.layers()) {
+    if (l.kind != LayerKind::conv) continue;
+    ++v.conv_layers;
+    if (info->supports(l.conv.with_batch(batch))) {
+      selection.per_layer[l.name] = kernel_id;
+      ++v.conv_layers_run;
+    }
+  }
+  if (v.conv_layers_run == 0)
+    throw InputError(fmt::format("{} supports no conv layer of {} at batch {}", kernel_id, net.name(), batch));
+
+  const auto& layers = net.layers();
+  std::vector<std::optional<Tensor>> outputs(layers.size());  // every stored layer's output, on the host
+  Tensor logits_got;
+  if (on_gpu) {
+    GpuNetworkPlan plan(net, batch, selection, *gpu);
+    std::copy(input.values.begin(), input.values.end(), plan.input().data());
+    plan.upload_input();
+    plan.forward();
+    plan.download_output();
+    gpu->synchronize();
+    for (std::size_t i = 0; i < layers.size(); ++i)
+      if (plan.materialised(static_cast<int>(i))) outputs[i] = plan.download_activation(static_cast<int>(i));
+    logits_got = Tensor(plan.output().shape());
+    std::ranges::copy(plan.output().span(), logits_got.data());
+  } else {
+    NetworkPlan plan(net, batch, selection);
+    std::copy(input.values.begin(), input.values.end(), plan.input().data());
+    plan.forward();
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const Tensor& a = plan.activation(static_cast<int>(i));
+      outputs[i] = Tensor(a.shape());
+      std::ranges::copy(a.span(), outputs[i]->data());
+    }
+    logits_got = Tensor(plan.output().shape());
+    std::ranges::copy(plan.output().span(), logits_got.data());
+  }
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const auto it = expect.tensors.find(layers[i].name);
+    if (it == expect.tensors.end()) continue;
+    if (!outputs[i]) {
+      v.not_stored.push_back(layers[i].name);
+      continue;
+    }
+    v.layers.push_back(compare_layer(layers[i].name, outputs[i]->span(), it->second.values, v.tolerance));
+  }
+  const std::vector<float>& logits = expect.tensors.at("output").values;
+  v.layers.push_back(compare_layer("output", logits_got.span(), logits, v.tolerance));
+  for (const LayerComparison& c : v.layers)
+    if (!c.pass && v.first_divergent.empty()) v.first_divergent = c.layer;
+
+  const LayerComparison& out = v.layers.back();
+  const std::size_t classes = static_cast<std::size_t>(net.output_item().item_elems());
+  v.items = batch;
+  for (std::int64_t n = 0; n < batch; ++n) {
+    const std::span<const float> want(logits.data() + n * classes, classes), got(logits_got.data() + n * classes, classes);
+    const std::int64_t best = argmax(want);
+    if (argmax(got) == best) {
+      ++v.top1_agree;
+      continue;
+    }
+    float runner_up = -INFINITY;  // the reference's margin decides whether a flip is a near tie
+    for (std::size_t k = 0; k < classes; ++k)
+      if (static_cast<std::int64_t>(k) != best) runner_up = std::max(runner_up, want[k]);
+    if (want[best] - runner_up > 2 * v.tolerance.peak_fraction * out.peak) v.top1_ok = false;
+  }
+  v.pass = v.first_divergent.empty() && v.top1_ok;
+  return v;
+}
+
+std::string describe(const KernelValidation& v) {
+  std::string s = fmt::format("{}: {}  (tolerance: normalised error <= {:.2g}, max abs <= {:.2g} x layer peak)\n",
+                              v.kernel, v.pass ? "PASS" : "FAIL", v.tolerance.normalised, v.tolerance.peak_fraction);
+  if (v.conv_layers_run < v.conv_layers)
+    s += fmt::format("  ran {} of the {} conv layers; the backend's plainest kernel ran the others\n", v.conv_layers_run,
+                     v.conv_layers);
+  for (const std::string& layer : v.not_stored)
+    s += fmt::format("  {}: fused into the layer after it, compared there\n", layer);
+  s += fmt::format("  {:<24} {:>8} {:>11} {:>11} {:>11} {:>11}  {}\n", "layer", "elems", "max abs", "max rel",
+                   "normalised", "peak", "result");
+  for (const LayerComparison& c : v.layers)
+    s += fmt::format("  {:<24} {:>8} {:>11.3e} {:>11.3e} {:>11.3e} {:>11.3e}  {}\n", c.layer, c.elems, c.max_abs,
+                     c.max_rel, c.normalised, c.peak, c.pass ? "ok" : "FAIL");
+  s += fmt::format("  top-1 agreement {}/{}{}", v.top1_agree, v.items, v.top1_ok ? "" : " (a clear prediction flipped)");
+  if (!v.first_divergent.empty()) s += fmt::format("; first diverging layer: {}", v.first_divergent);
+  return s + "\n";
+}
+
+nlohmann::json to_json(const KernelValidation& v) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerComparison& c : v.layers)
+    layers.push_back({{"layer", c.layer}, {"elems", c.elems}, {"max_abs_error", c.max_abs}, {"max_rel_error", c.max_rel},
+                      {"normalised_error", c.normalised}, {"peak", c.peak}, {"pass", c.pass}});
+  return {{"kernel", v.kernel}, {"pass", v.pass}, {"conv_layers", v.conv_layers}, {"conv_layers_run", v.conv_layers_run},
+          {"tolerance", {{"normalised_error", v.tolerance.normalised}, {"max_abs_over_peak", v.tolerance.peak_fraction}}},
+          {"first_divergent_layer", v.first_divergent.empty() ? nlohmann::json() : nlohmann::json(v.first_divergent)},
+          {"top1_agree", v.top1_agree}, {"items", v.items}, {"top1_ok", v.top1_ok}, {"layers", layers},
+          {"fused_not_stored", v.not_stored}};
+}
+
+}  // namespace convlab

@@ -1,0 +1,84 @@
+#include "bench/commands/cli_args.hpp"
+
+#include <omp.h>
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    if (i == text.size() || text[i] == sep) {
+      parts.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  return parts;
+}
+
+std::vector<std::int64_t> parse_batches(const std::string& list) {
+  std::vector<std::int64_t> batches;
+  for (const std::string& item : split(list, ',')) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1)
+      throw InputError(fmt::format("--batch: '{}' is not a positive integer (e.g. --batch 1,32)", item));
+    // Beyond a descriptor's limit, tensor sizes (batch x item) could overflow int64.
+    if (v > kMaxBatch) throw InputError(fmt::format("--batch: {} is too large (at most {})", v, kMaxBatch));
+    batches.push_back(v);
+  }
+  return batches;
+}
+
+Backend parse_backend(const std::string& name) {
+  for (Backend b : {Backend::cpu, Backend::cuda, Backend::metal})
+    if (to_string(b) == name) return b;
+  throw InputError(fmt::format("--backend: unknown backend '{}' (choices: cpu, cuda, metal)", name));
+}
+
+const ModelInfo& parse_model(const std::string& name) {
+  try {
+    return model_or_throw(name);
+  } catch (const InputError& e) {
+    throw InputError(std::string("--model: ") + e.what());
+  }
+}
+
+std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend) {
+  std::vector<std::string> ids = split(list, ',');
+  for (const std::string& id : ids) {
+    const KernelInfo* k = find_kernel(id);
+    if (k != nullptr && k->backend == backend) continue;
+    std::string choices;
+    for (const KernelInfo& info : all_kernels())
+      if (info.backend == backend) choices += (choices.empty() ? "" : ", ") + std::string(info.id);
+    throw InputError(fmt::format("--kernel: unknown kernel '{}' (choices: {})", id,
+                                 choices.empty() ? "none built" : choices + ", all"));
+  }
+  return ids;
+}
+
+void add_threads_option(CLI::App& cmd, int& threads, const std::string& help) {
+  cmd.add_option("--threads", threads, help)
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            int v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (text.empty() || ec != std::errc() || end != text.data() + text.size() || v < 1)
+              return fmt::format("'{}' is not a positive integer (leave --threads out to use every core)", text);
+            return std::string();
+          },
+          "N", ""));
+}
+
+void set_threads(int threads) {
+  if (threads < 0) throw InputError(fmt::format("--threads: {} is not a positive integer", threads));
+  if (threads > 0) omp_set_num_threads(threads);
+}
+
+}  // namespace convlab

@@ -1,0 +1,28 @@
+// Parsing of the command-line values every convlab command shares, in one place, so each bad
+// value gets the same one-line error (an InputError naming the option, the value and the choices).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kernels/common/kernel.hpp"
+#include "models/catalog.hpp"
+
+namespace convlab {
+
+std::vector<std::string> split(const std::string& text, char sep);
+std::vector<std::int64_t> parse_batches(const std::string& list);  // --batch 1,32
+Backend parse_backend(const std::string& name);                   // --backend
+const ModelInfo& parse_model(const std::string& name);              // --model
+// --kernel ID,ID: every id must name a kernel of `backend` ("all" is the caller's to handle).
+std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend);
+// --threads N on `cmd`: a positive integer, anything else (0 included) refused with one line.
+// Left out, `threads` stays 0: every core.
+void add_threads_option(CLI::App& cmd, int& threads, const std::string& help = "CPU threads (default: all cores)");
+// Applies --threads: 0 leaves OpenMP's default (every core).
+void set_threads(int threads);
+
+}  // namespace convlab

@@ -1,0 +1,105 @@
+// `convlab conv`: single convolutions in benchdnn's descriptor syntax, every kernel of a backend
+// checked against the oracle and timed beside oneDNN (bench/harness/conv_bench.hpp measures).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/commands/cli.hpp"
+#include "bench/commands/cli_args.hpp"
+#include "bench/commands/commands.hpp"
+#include "bench/commands/measure_command.hpp"
+#include "bench/harness/conv_bench.hpp"
+#include "bench/harness/interrupt.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+
+namespace convlab {
+
+namespace {
+
+struct ConvOptions {
+  std::string problem, problems_file;
+  std::string backend = "cpu";
+  std::string batches;  // empty: each descriptor's mb
+  std::string kernels = "all";
+  int warmup = 10;
+  int trials = 50;
+  int threads = 0;
+  std::string percentile = "linear";
+  std::uint64_t seed = 1;
+  bool interleave = false;
+  std::string json, csv;
+};
+
+int run_conv(const ConvOptions& o) {
+  if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} must be 0 or more", o.warmup));
+  if (o.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", o.trials));
+  if (o.problem.empty() == o.problems_file.empty())
+    throw InputError("conv needs exactly one of --problem DESCRIPTOR or --problems FILE");
+  set_threads(o.threads);
+  ConvBenchConfig config;
+  config.problems = o.problem.empty() ? read_problems(o.problems_file)
+                                      : std::vector<NamedProblem>{{parse_problem(o.problem), ""}};
+  if (!o.batches.empty()) config.batches = parse_batches(o.batches);
+  config.backend = parse_backend(o.backend);
+  if (o.kernels != "all") config.kernels = parse_kernel_ids(o.kernels, config.backend);
+  require_backend(config.backend);
+  config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.interleave = o.interleave;
+  config.method = parse_percentile_method(o.percentile);
+  config.seed = o.seed;
+  check_writable(o.json, o.csv);
+  const Environment env = collect_environment();
+  Peak peak = print_context(env);
+  config.peak_gflops = peak.gflops_all;
+  fmt::print("protocol: warmup {}, {} trials{}, outputs checked against cpu.00_reference before timing\n", o.warmup,
+             o.trials, o.interleave ? ", a problem's kernels interleaved trial by trial" : "");
+  catch_interrupts();
+  std::vector<Result> results;
+  try {
+    for (const NamedProblem& np : config.problems) {
+      ConvBenchConfig one = config;
+      one.problems = {np};
+      const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
+      for (const std::int64_t batch : batches) {
+        one.batches = {batch};
+        const auto measured = run_conv_bench(one, {});
+        std::fputs(conv_table_block(np, batch, measured).c_str(), stdout);
+        std::fflush(stdout);
+        results.insert(results.end(), measured.begin(), measured.end());
+      }
+    }
+  } catch (const Interrupted&) {  // the problem in progress is dropped; finish_measuring marks the rest
+  }
+  if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
+    fmt::print("\n{}", summary);
+  return finish_measuring(o.json, o.csv, env, peak, results);
+}
+
+}  // namespace
+
+Command add_conv_command(CLI::App& app) {
+  auto o = std::make_shared<ConvOptions>();
+  CLI::App* conv = app.add_subcommand("conv", "Time single convolutions: every kernel, checked, against oneDNN");
+  conv->add_option("--problem", o->problem, "A benchdnn descriptor, e.g. mb32ic64ih56oc64oh56kh3ph1");
+  conv->add_option("--problems", o->problems_file, "A file of descriptors, one per line, role after it");
+  conv->add_option("--batch", o->batches, "Batch sizes overriding the descriptors' mb, comma-separated");
+  conv->add_option("--backend", o->backend, "cpu or cuda: whose kernels run")->capture_default_str();
+  conv->add_option("--kernel", o->kernels, "Kernel id(s) of that backend, comma-separated, or all")
+      ->capture_default_str();
+  conv->add_option("--warmup", o->warmup, "Untimed runs before the trials")->capture_default_str();
+  conv->add_option("--trials", o->trials, "Timed runs per kernel")->capture_default_str();
+  add_threads_option(*conv, o->threads);
+  conv->add_option("--percentile", o->percentile, "linear or nearest-rank")->capture_default_str();
+  conv->add_option("--seed", o->seed, "Seed of the input and weights")->capture_default_str();
+  conv->add_flag("--interleave", o->interleave,
+                 "Time a problem's kernels together, one trial of each per round, so a busy spell falls on all of them");
+  conv->add_option("--json", o->json, "Write results as JSON (schema convlab/1)");
+  conv->add_option("--csv", o->csv, "Write results as CSV");
+  return {conv, [o] { return run_conv(*o); }};
+}
+
+}  // namespace convlab

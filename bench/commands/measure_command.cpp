@@ -1,0 +1,134 @@
+#include "bench/commands/measure_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "bench/commands/cli.hpp"
+#include "bench/commands/cli_args.hpp"
+#include "bench/pipeline/end_to_end.hpp"
+#include "bench/harness/interrupt.hpp"
+#include "bench/harness/progress.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "models/weight_file.hpp"
+
+namespace convlab {
+
+ModelBenchConfig model_bench_config(const RunOptions& o) {
+  if (o.warmup < 0) throw InputError(fmt::format("--warmup: {} must be 0 or more", o.warmup));
+  if (o.trials < 1) throw InputError(fmt::format("--trials: {} must be at least 1", o.trials));
+  if (o.fresh_processes < 0) throw InputError(fmt::format("--fresh-process: {} must be 0 or more", o.fresh_processes));
+  if (!o.images.empty() && !o.end_to_end) throw InputError("--images: applies to --end-to-end runs only");
+  set_threads(o.threads);
+  ModelBenchConfig config;
+  const ModelInfo& model = parse_model(o.model);
+  config.model = model.name;
+  config.backend = parse_backend(o.backend);
+  config.batches = parse_batches(o.batches);
+  config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.method = parse_percentile_method(o.percentile);
+  config.seed = o.seed;
+  config.weights = o.weights;
+  config.per_layer = o.per_layer;
+  config.cuda_graph = o.cuda_graph;
+  config.fuse = !o.no_fuse;
+  config.fresh_processes = o.fresh_processes;
+  if (o.cuda_graph && config.backend != Backend::cuda) throw InputError("--cuda-graph applies to --backend cuda only");
+  if (o.no_fuse && config.backend == Backend::cpu) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
+  if (o.kernels == "all") {
+    config.kernels = kernels_for_model(o.model, config.backend);
+  } else {
+    config.kernels = parse_kernel_ids(o.kernels == "auto" ? fmt::format("{}.auto", o.backend) : o.kernels, config.backend);
+  }
+  require_backend(config.backend);
+  if (config.kernels.empty())
+    throw BackendUnavailable(fmt::format("backend {}: no kernel of it supports {}", o.backend, o.model));
+  // A bad weights file or image fails now, before the environment and the table are printed.
+  if (!o.weights.empty()) load_network(model, o.weights);
+  if (o.end_to_end) {
+    if (config.backend != Backend::cpu) throw InputError("--end-to-end runs on the CPU backend only for now");
+    const int channels = static_cast<int>(model.build(seeded_weights(1)).input_item().c());
+    config.images = end_to_end_images(o.images, channels, o.seed);
+  }
+  return config;
+}
+
+std::function<void(const Result&)> print_and_advance(const ModelBenchConfig& config, Progress& progress, std::string what,
+                                                     bool explain, std::size_t first_step, std::size_t total_steps) {
+  const std::size_t batches = config.batches.size(), steps = config.kernels.size() * batches;
+  if (total_steps == 0) total_steps = steps;
+  const auto label = [=](std::size_t i) {  // i: this run's step
+    if (i >= steps) return std::string();
+    return fmt::format("{} {} batch {} ({}/{})", what, config.kernels[i / batches], config.batches[i % batches],
+                       first_step + i + 1, total_steps);
+  };
+  progress.set(label(0));
+  return [&progress, config, label, explain](const Result& r) {
+    progress.above([&] {
+      std::fputs(table_row(r).c_str(), stdout);
+      if (explain)
+        for (const std::string& choice : r.choices) fmt::print("    {}\n", choice);
+    });
+    // GPU runs give several rows per kernel x batch: the step is found, not counted.
+    const auto k = std::ranges::find(config.kernels, r.kernel) - config.kernels.begin();
+    const auto b = std::ranges::find(config.batches, r.batch) - config.batches.begin();
+    progress.set(label(static_cast<std::size_t>(k) * config.batches.size() + static_cast<std::size_t>(b) + 1));
+  };
+}
+
+namespace {
+void print_flag_legend() {
+  fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
+             " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
+}
+}  // namespace
+
+void check_writable(const std::string& json, const std::string& csv) {
+  for (const std::string& path : {json, csv})
+    if (!path.empty()) write_file_atomically(path, "");
+}
+
+Peak print_context(const Environment& env) {
+  const Peak peak = measure_peak(/*quick=*/true);
+  std::fputs(describe(env).c_str(), stdout);
+  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now; `convlab peak` for the full measurement)\n",
+             peak.gflops_all, peak.threads);
+  return peak;
+}
+
+int finish_measuring(const std::string& json, const std::string& csv, const Environment& env, Peak& peak,
+                     const std::vector<Result>& results) {
+  peak.gflops_all_after = measure_peak(/*quick=*/true).gflops_all;
+  if (const double excess = peak.gflops_all_after / peak.gflops_all - 1; excess > 0.1)
+    fmt::print("peak:     {:.1f} GFLOP/s measured again after the runs, {:.0f}% above the {:.1f} at the start: the\n"
+               "          machine was busier then, and the % of peak above is up to {:.0f}% too high\n",
+               peak.gflops_all_after, 100 * excess, peak.gflops_all, 100 * excess);
+  print_flag_legend();
+  const bool complete = !interrupted();
+  const std::string note = fmt::format("interrupted by SIGINT: only the {} results finished are written", results.size());
+  if (!json.empty()) {
+    nlohmann::json doc = results_document(env, &peak, results);
+    doc["complete"] = complete;
+    if (!complete) doc["note"] = note;
+    write_file_atomically(json, doc.dump(2) + "\n");
+  }
+  if (!csv.empty()) {
+    std::string rows = csv_header();
+    for (const Result& r : results) rows += csv_row(r);
+    if (!complete) rows += "# incomplete: " + note + "\n";  // a comment line: pandas' comment='#' skips it
+    write_file_atomically(csv, rows);
+  }
+  if (!complete) {
+    fmt::print(stderr, "convlab: {}{}\n", note, json.empty() && csv.empty() ? "" : " (files marked incomplete)");
+    return kExitInterrupted;
+  }
+  for (const Result& r : results)
+    if (r.status == ResultStatus::invalid) return kExitValidationFailed;
+  for (const Result& r : results)
+    if (r.status != ResultStatus::ok) return kExitPartial;
+  return kExitOk;
+}
+
+}  // namespace convlab

@@ -1,0 +1,64 @@
+// What the measuring commands share (`convlab`, `run`, `sweep`): their options, the ModelBenchConfig
+// they make, the header they print and the files and exit code they end with.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/harness/environment.hpp"
+#include "bench/harness/model_bench.hpp"
+#include "bench/harness/peak.hpp"
+#include "bench/report/results.hpp"
+
+namespace convlab {
+
+struct RunOptions {
+  std::string model = "lab-cnn";
+  std::string backend = "cpu";
+  std::string kernels = "all";  // also "auto": the backend's <backend>.auto
+  std::string batches = "1,4,16,32";
+  int warmup = 10;
+  int trials = 100;
+  int threads = 0;  // 0: every core
+  std::string percentile = "linear";
+  std::uint64_t seed = 1;
+  std::string weights;  // safetensors state_dict; empty: seeded weights
+  bool per_layer = false;
+  std::string json, csv;
+  bool explain = false;
+  bool cuda_graph = false;
+  bool no_fuse = false;
+  bool end_to_end = false;
+  std::string images;  // with end_to_end: a folder of images; empty: generated ones
+  int fresh_processes = 0;
+};
+
+// Checks the options and makes the run's configuration. Throws InputError for bad values, and
+// BackendUnavailable (exit 4) when the backend cannot run here or no kernel of it supports the
+// model: a script must be able to tell that nothing was measured.
+ModelBenchConfig model_bench_config(const RunOptions& options);
+
+class Progress;
+// The on_result callback of a measuring command: prints each row (with `explain`, also what
+// cpu.auto chose) above the progress line, which then names the next kernel x batch as
+// "<what> <kernel> batch B (i/n)". Steps count from `first_step` of `total_steps` (0: this run's).
+std::function<void(const Result&)> print_and_advance(const ModelBenchConfig& config, Progress& progress, std::string what,
+                                                     bool explain, std::size_t first_step = 0,
+                                                     std::size_t total_steps = 0);
+
+// Output paths are checked before a run, not after minutes of measuring.
+void check_writable(const std::string& json, const std::string& csv);
+// The header of every measuring command: the environment, and the FMA peak measured now.
+Peak print_context(const Environment& env);
+// The end of every measuring command: measures the FMA peak again (into peak.gflops_all_after,
+// for the results file) and says so when it is well above the one the % of peak was taken
+// against (the machine was busier at the start, so those percentages are too high); prints the
+// flag legend; writes the requested files. The exit code says whether every result is ok, some
+// ran out of memory, or a SIGINT cut the run short (then the files hold what was finished,
+// marked incomplete).
+int finish_measuring(const std::string& json, const std::string& csv, const Environment& env, Peak& peak,
+                     const std::vector<Result>& results);
+
+}  // namespace convlab

@@ -1,0 +1,44 @@
+// `convlab peak`: this machine's measured ceilings, the denominators of every "% of peak".
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "bench/commands/cli.hpp"
+#include "bench/commands/cli_args.hpp"
+#include "bench/commands/commands.hpp"
+#include "bench/harness/peak.hpp"
+
+namespace convlab {
+
+namespace {
+
+int run_peak(int threads) {
+  set_threads(threads);
+  const Peak p = measure_peak(/*quick=*/false);
+  fmt::print("FP32 FMA peak ({} lanes per SIMD register, this build's ISA):\n"
+             "  1 thread:   {:8.1f} GFLOP/s\n"
+             "  {} threads: {:8.1f} GFLOP/s\n",
+             p.simd_lanes, p.gflops_one, p.threads, p.gflops_all);
+  fmt::print("cpu.02's register tiles (3x3 taps) on L1-resident data, the ceiling of a direct kernel:\n");
+  for (const TileCeiling& t : p.tiles)
+    fmt::print("  {} x {:<2} 1 thread: {:6.1f} GFLOP/s ({:3.0f}% of the FMA peak)   {} threads: {:6.1f} ({:3.0f}%)\n",
+               t.k_blocks, t.pixels, t.gflops_one, 100 * t.gflops_one / p.gflops_one, p.threads, t.gflops_all,
+               100 * t.gflops_all / p.gflops_all);
+  fmt::print("memory bandwidth ({} threads, 256 MiB arrays):\n"
+             "  read:       {:8.1f} GB/s\n"
+             "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"
+             "best of 5 repetitions each; machine balance {:.1f} FLOP per byte read\n",
+             p.threads, p.read_gbs, p.triad_gbs, p.gflops_all / p.read_gbs);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_peak_command(CLI::App& app) {
+  auto threads = std::make_shared<int>(0);
+  CLI::App* cmd = app.add_subcommand("peak", "Measure this machine's FP32 FMA peak and memory bandwidth");
+  add_threads_option(*cmd, *threads);
+  return {cmd, [threads] { return run_peak(*threads); }};
+}
+
+}  // namespace convlab

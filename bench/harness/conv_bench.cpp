@@ -1,0 +1,264 @@
+#include "bench/harness/conv_bench.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+#include <map>
+#include <new>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "bench/harness/model_bench.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "kernels/cpu/reference.hpp"
+#include "models/network.hpp"
+#include "bench/harness/gpu_model_bench.hpp"
+#include "kernels/cuda/gpu_runtime.hpp"
+
+namespace convlab {
+
+namespace {
+
+struct Buffers {
+  std::vector<float> input, weight, bias;
+};
+
+Buffers make_buffers(const ConvProblem& p, std::uint64_t seed) {
+  Buffers b{std::vector<float>(static_cast<std::size_t>(p.input_elems())),
+            std::vector<float>(static_cast<std::size_t>(p.weight_elems())), std::vector<float>(static_cast<std::size_t>(p.k))};
+  fill_uniform(b.input, seed, 1);
+  fill_uniform(b.weight, seed, 2);
+  fill_uniform(b.bias, seed, 3);
+  return b;
+}
+
+// Compares `out` with the oracle: every output for small problems, an evenly spread sample of
+// kSampledOutputs for large ones (the oracle would take seconds there).
+ErrorStats check_against_reference(const ConvProblem& p, const Buffers& b, const float* out) {
+  const std::int64_t total = p.output_elems(), oh = p.out_h(), ow = p.out_w();
+  ErrorStats e;
+  e.sampled = p.flops() > kFullCheckMaxFlops && total > kSampledOutputs;
+  const std::int64_t count = e.sampled ? kSampledOutputs : total;
+  double diff2 = 0, ref2 = 0;
+  for (std::int64_t s = 0; s < count; ++s) {
+    const std::int64_t i = e.sampled ? s * (total / count) + (s * 7919) % (total / count) : s;
+    const std::int64_t x = i % ow, y = i / ow % oh, k = i / (ow * oh) % p.k, n = i / (ow * oh * p.k);
+    const double ref = cpu::reference_output(p, b.input.data(), b.weight, b.bias, Activation::none, n, k, y, x);
+    const double d = std::fabs(static_cast<double>(out[i]) - ref);
+    e.max_abs = std::max(e.max_abs, d);
+    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(ref), 1e-6));
+    diff2 += d * d;
+    ref2 += ref * ref;
+  }
+  e.normalised = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  e.checked = count;
+  return e;
+}
+
+}  // namespace
+
+namespace {
+// Where a kernel's input and output live while it is timed: host memory for the CPU, device
+// memory (the input uploaded once) for CUDA; `result()` brings the output to the host.
+struct ConvBuffers {
+  const float* input = nullptr;
+  float* output = nullptr;
+  std::function<const float*()> result;
+};
+
+ConvBuffers host_buffers(const Buffers& b, std::unique_ptr<float[], detail::AlignedFree>& output, std::int64_t elems) {
+  output = aligned_floats(static_cast<std::size_t>(elems));
+  float* out = output.get();
+  return {b.input.data(), out, [out] { return out; }};
+}
+
+// One kernel planned for one problem, its output checked against the oracle: ready to time.
+// Held by pointer: `io` and the run closures point into it.
+struct Prepared {
+  Buffers buffers;
+  std::unique_ptr<PlannedConv> planned;
+  std::unique_ptr<float[], detail::AlignedFree> workspace, host_output;
+  std::optional<cuda::DeviceBuffer> device_in, device_out;
+  ConvBuffers io;
+  Device* device = nullptr;
+
+  void run() const { planned->run(io.input, io.output, workspace.get()); }
+  void run_layout_changes_only() const { planned->run_layout_changes_only(io.input, io.output, workspace.get()); }
+};
+
+// Plans `info` on `p`, runs it once and checks its output against the oracle (filling r's
+// memory account and accuracy); the GPU device is made with the first GPU kernel.
+std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, std::uint64_t seed, Device& cpu,
+                                  std::unique_ptr<Device>& gpu, Result& r) {
+  auto k = std::make_unique<Prepared>();
+  k->buffers = make_buffers(p, seed);
+  const Buffers& b = k->buffers;
+  k->planned = info.plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
+  k->workspace = aligned_floats((k->planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
+  r.model_memory = {.weights_bytes = k->planned->weight_bytes(),
+                    .activations_bytes = static_cast<std::size_t>(p.input_elems() + p.output_elems()) * sizeof(float),
+                    .workspace_bytes = k->planned->workspace_bytes()};
+  k->io = host_buffers(b, k->host_output, p.output_elems());
+  k->device = &cpu;
+  if (info.backend != Backend::cpu) {  // a GPU kernel takes device pointers
+    cuda::GpuRuntime& rt = *gpu_runtime(info.backend);  // available: checked by the caller
+    k->device_in.emplace(rt, b.input.size());
+    k->device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
+    rt.upload(k->device_in->data(), b.input.data(), b.input.size());
+    Prepared* self = k.get();
+    k->io = {self->device_in->data(), self->device_out->data(), [&rt, self] {
+               rt.download(self->host_output.get(), self->device_out->data(), self->device_out->size());
+               rt.synchronize();
+               return static_cast<const float*>(self->host_output.get());
+             }};
+    if (!gpu) gpu = make_gpu_device(rt);
+    k->device = gpu.get();
+  }
+  k->run();  // the check comes before any timing
+  r.accuracy = check_against_reference(p, b, k->io.result());
+  return k;
+}
+
+// r's timings from its measurement, and its layout changes timed alone.
+void summarize_into(Result& r, Measurement m, const Prepared& k, const ConvBenchConfig& config, Clock& clock) {
+  r.measurement = std::move(m);
+  r.latency = summarize(r.measurement.samples_ms, config.method);
+  if (!r.measurement.device_samples_ms.empty())
+    r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
+  if (k.planned->changes_layout())
+    r.layout_ms = summarize(measure([&k] { k.run_layout_changes_only(); }, *k.device, kLayoutProtocol, clock).samples_ms).p50;
+}
+
+void mark_out_of_memory(Result& r) {
+  r.status = ResultStatus::out_of_memory;
+  r.accuracy.reset();
+  r.error = fmt::format("out of memory at batch {}", r.batch);
+}
+
+}  // namespace
+
+std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result) {
+  std::unique_ptr<Device> cpu = make_device(Backend::cpu), gpu;  // gpu: made with the first GPU kernel
+  SteadyClock clock;
+  std::vector<Result> results;
+  for (const NamedProblem& np : config.problems) {
+    const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
+    for (const std::int64_t batch : batches) {
+      const ConvProblem p = np.problem.with_batch(batch);
+      std::vector<std::string> ids = config.kernels;
+      if (ids.empty())
+        for (const KernelInfo& k : all_kernels())
+          if (k.backend == config.backend && k.supports(p)) ids.emplace_back(k.id);
+      // One at a time: each kernel planned, checked, timed and freed before the next. Interleaved:
+      // all planned and checked first, then timed together round by round (measure_interleaved).
+      std::vector<Result> rows;
+      std::vector<std::unique_ptr<Prepared>> prepared;  // interleaved: rows[i]'s kernel, or null
+      for (const std::string& id : ids) {
+        const KernelInfo* info = find_kernel(id);
+        if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
+        if (!backend_status(info->backend).available || !info->supports(p)) continue;  // listed as unsupported
+        Result& r = rows.emplace_back(Result{
+            .problem = to_string(p), .role = np.role, .backend = std::string(to_string(info->backend)), .kernel = id,
+            .batch = batch, .threads = omp_get_max_threads(), .interleaved = config.interleave,
+            .protocol = config.protocol, .method = config.method, .flops_per_item = p.with_batch(1).flops(),
+            .peak_gflops = config.peak_gflops});
+        std::unique_ptr<Prepared> k;
+        try {
+          k = prepare(*info, p, config.seed, *cpu, gpu, r);
+          if (!config.interleave) {
+            Prepared& one = *k;
+            summarize_into(r, measure([&one] { one.run(); }, *one.device, config.protocol, clock), one, config, clock);
+            k.reset();
+          }
+        } catch (const std::bad_alloc&) {
+          k.reset();
+          mark_out_of_memory(r);
+        }
+        prepared.push_back(std::move(k));
+      }
+      if (config.interleave) {
+        std::vector<Workload> workloads;
+        std::vector<std::size_t> rows_timed;
+        for (std::size_t i = 0; i < rows.size(); ++i)
+          if (const Prepared* k = prepared[i].get()) {
+            workloads.push_back({[k] { k->run(); }, k->device});
+            rows_timed.push_back(i);
+          }
+        try {
+          std::vector<Measurement> m = measure_interleaved(workloads, config.protocol, clock);
+          for (std::size_t j = 0; j < rows_timed.size(); ++j)
+            summarize_into(rows[rows_timed[j]], std::move(m[j]), *prepared[rows_timed[j]], config, clock);
+        } catch (const std::bad_alloc&) {
+          for (const std::size_t i : rows_timed) mark_out_of_memory(rows[i]);
+        }
+      }
+      for (Result& r : rows) {
+        if (on_result) on_result(r);
+        results.push_back(std::move(r));
+      }
+    }
+  }
+  return results;
+}
+
+std::string best_versus_onednn_summary(const std::vector<Result>& results) {
+  struct Pair {
+    double best = 0, onednn = 0;
+    std::string best_kernel;
+  };
+  std::map<std::int64_t, std::map<std::string, Pair>> by_batch;  // batch -> problem -> timings
+  for (const Result& r : results) {
+    if (r.status != ResultStatus::ok) continue;
+    const KernelInfo* info = find_kernel(r.kernel);
+    Pair& pair = by_batch[r.batch][r.problem];
+    if (r.kernel == "onednn.conv") {
+      pair.onednn = r.latency.p50;
+    } else if (info != nullptr && !info->baseline && r.kernel != "cpu.00_reference" &&
+               (pair.best == 0 || r.latency.p50 < pair.best)) {
+      pair.best = r.latency.p50;
+      pair.best_kernel = r.kernel;
+    }
+  }
+  std::string out;
+  for (const auto& [batch, problems] : by_batch) {
+    double log_sum = 0;
+    int count = 0, wins = 0;
+    for (const auto& [problem, pair] : problems) {
+      if (pair.best == 0 || pair.onednn == 0) continue;
+      log_sum += std::log(pair.onednn / pair.best);
+      ++count;
+      wins += pair.best < pair.onednn;
+    }
+    if (count > 0)
+      out += fmt::format("batch {}: best of ours vs onednn.conv over {} problems: geometric mean {:.2f}x faster ({} of {} won)\n",
+                         batch, count, std::exp(log_sum / count), wins, count);
+  }
+  return out;
+}
+
+std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const std::vector<Result>& results) {
+  const std::string descriptor = to_string(np.problem.with_batch(batch));
+  std::string out = fmt::format("\n{}{}\n", descriptor, np.role.empty() ? "" : "  (" + np.role + ")");
+  out += fmt::format("  {:<24} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>10} {:>10}  {}\n", "kernel", "p50 ms", "p95 ms",
+                     "layout ms", "GFLOP/s", "%peak", "vs onednn", "max abs", "norm err", "flags");
+  const Result* onednn = nullptr;
+  for (const Result& r : results)
+    if (r.problem == descriptor && r.kernel == "onednn.conv" && r.status == ResultStatus::ok) onednn = &r;
+  for (const Result& r : results) {
+    if (r.problem != descriptor) continue;
+    if (r.status != ResultStatus::ok) {
+      out += fmt::format("  {:<24} {}\n", r.kernel, r.error);
+      continue;
+    }
+    const std::string ratio = onednn != nullptr ? fmt::format("{:.2f}x", onednn->latency.p50 / r.latency.p50) : "-";
+    const std::string layout = r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : "-";
+    out += fmt::format("  {:<24} {:>10.3f} {:>10.3f} {:>9} {:>9.1f} {:>6.1f} {:>9} {:>10.2e} {:>10.2e}  {}{}\n", r.kernel,
+                       r.latency.p50, r.latency.p95, layout, r.gflops(), r.percent_of_peak(), ratio, r.accuracy->max_abs,
+                       r.accuracy->normalised, r.accuracy->sampled ? "sampled-check," : "", fmt::join(r.flags(), ","));
+  }
+  return out;
+}
+
+}  // namespace convlab

@@ -1,0 +1,29 @@
+// `convlab run --backend cuda`: a model on the GPU, measured with the same harness as the CPU.
+// For each kernel x batch, three rows (Result::mode):
+//   eager            the forward alone, activations resident on the device ("model-only");
+//   eager+transfers  the input copied in, the forward, the output copied out ("with transfers");
+//   graph            (with --cuda-graph) the forward captured once as a CUDA Graph and replayed:
+//                    what is left of batch 1's latency once per-kernel launch overhead is gone.
+// Each trial is timed on the host (around the stream synchronize) and on the device (an event pair
+// on the stream); the gap between the two is the launch and host overhead. The outputs are
+// checked against cpu.00_reference before any row counts as valid.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "bench/harness/device.hpp"
+#include "bench/harness/model_bench.hpp"
+#include "kernels/cuda/gpu_runtime.hpp"
+
+namespace convlab {
+
+// The harness's view of a GPU runtime: synchronize is the stream's; the device timer and
+// graphs exist only for the real CUDA runtime (nullptr for the emulator).
+std::unique_ptr<Device> make_gpu_device(cuda::GpuRuntime& rt);
+
+// `rt` is the CUDA runtime in `convlab run`; the tests pass the emulator.
+std::vector<Result> run_gpu_model_bench(const ModelBenchConfig& config, const Network& net, cuda::GpuRuntime& rt,
+                                const std::function<void(const Result&)>& on_result);
+
+}  // namespace convlab

@@ -1,0 +1,47 @@
+#include "bench/harness/memory.hpp"
+
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+namespace convlab {
+
+namespace {
+// Reads a "Key:   1234 kB" line of /proc/self/status; 0 when absent.
+std::uint64_t proc_status_kib(const char* key) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  const std::string prefix = std::string(key) + ":";
+  while (std::getline(status, line))
+    if (line.rfind(prefix, 0) == 0) return std::stoull(line.substr(prefix.size()));
+  return 0;
+}
+
+std::uint64_t rusage_peak_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+#ifdef __APPLE__
+  return static_cast<std::uint64_t>(usage.ru_maxrss);  // bytes on macOS
+#else
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;  // KiB elsewhere
+#endif
+}
+}  // namespace
+
+std::uint64_t current_rss_bytes() { return proc_status_kib("VmRSS") * 1024; }
+
+std::uint64_t peak_rss_bytes() {
+  const std::uint64_t hwm = proc_status_kib("VmHWM") * 1024;
+  return hwm != 0 ? hwm : rusage_peak_bytes();
+}
+
+bool reset_peak_rss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  if (!clear_refs) return false;
+  clear_refs << "5";
+  clear_refs.flush();
+  return static_cast<bool>(clear_refs);
+}
+
+}  // namespace convlab

@@ -1,0 +1,138 @@
+#include "bench/harness/model_bench.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "bench/pipeline/end_to_end.hpp"
+#include "bench/pipeline/fresh_process.hpp"
+#include "bench/harness/gpu_model_bench.hpp"
+#include "bench/harness/interrupt.hpp"
+#include "bench/analysis/mistrust.hpp"
+#include "bench/check/oracle.hpp"
+#include "bench/check/validate.hpp"
+#include "kernels/common/backends.hpp"
+#include "kernels/common/error.hpp"
+#include "models/catalog.hpp"
+#include "models/weight_file.hpp"
+
+namespace convlab {
+
+std::vector<std::string> kernels_for_model(const std::string& model, Backend backend) {
+  const Network net = model_or_throw(model).build(seeded_weights(1));
+  std::vector<std::string> ids;
+  for (const KernelInfo& k : all_kernels())
+    if (k.backend == backend && unsupported_reason(net, std::string(k.id)).empty()) ids.emplace_back(k.id);
+  return ids;
+}
+
+void fill_model_input(const Network& net, std::span<float> input, std::uint64_t seed) {
+  const auto item = static_cast<std::size_t>(net.input_item().elems());
+  for (std::size_t at = 0; at + item <= input.size(); at += item) fill_uniform(input.subspan(at, item), seed, 0);
+}
+
+std::unique_ptr<Device> make_device(Backend backend) {
+  if (!backend_status(backend).available) return nullptr;
+  switch (backend) {
+    case Backend::cpu: return std::make_unique<CpuDevice>();
+    case Backend::cuda:
+    case Backend::metal:
+      if (cuda::GpuRuntime* rt = gpu_runtime(backend)) return make_gpu_device(*rt);
+      return nullptr;
+  }
+  return nullptr;
+}
+
+namespace {
+
+// One kernel at one batch: plan, measure, then check the outputs against the oracle's.
+Result measure_one(const ModelBenchConfig& config, const Network& net, Device& device, Clock& clock, const std::string& id,
+                   std::int64_t batch) {
+  Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id, .batch = batch,
+           .threads = omp_get_max_threads(), .protocol = config.protocol, .method = config.method,
+           .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_gflops};
+  try {
+    NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
+    fill_model_input(net, plan.input().span(), config.seed);
+    r.model_memory = plan.memory();
+    for (std::size_t i = 0; i < net.layers().size(); ++i)
+      if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
+        r.choices.push_back(net.layers()[i].name + ": " + why);
+    if (config.images) {
+      EndToEndPass pass(*config.images, net.input_item(), plan.input().span(), [&plan] { plan.forward(); });
+      r.measurement = measure([&pass] { pass(); }, device, config.protocol, clock);
+      r.stages = pass.medians(static_cast<std::size_t>(config.protocol.trials));
+      r.mode = "end-to-end";
+      r.images = config.images->source;
+    } else {
+      r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
+    }
+    if (plan.has_layout_changes())
+      r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
+    r.latency = summarize(r.measurement.samples_ms, config.method);
+    if (!r.measurement.device_samples_ms.empty())
+      r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
+    if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
+    // Either way the activations then hold a fresh forward's, for the constant-output check.
+    std::string why;
+    if (id == "cpu.00_reference") plan.forward();
+    else why = differs_from_reference(net, plan, find_kernel(id)->error_scale);
+    if (!why.empty()) {
+      r.status = ResultStatus::invalid;
+      r.error = std::move(why);
+    } else {
+      r.mistrusted = mistrusted_reason(net, plan);
+    }
+  } catch (const std::bad_alloc&) {
+    r.status = ResultStatus::out_of_memory;
+    r.error = fmt::format("out of memory at batch {}", batch);
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::function<void(const Result&)>& on_result) {
+  const ModelInfo& model = model_or_throw(config.model);
+  const Network net = config.weights.empty() ? model.build(seeded_weights(config.seed)) : load_network(model, config.weights);
+  for (const std::string& id : config.kernels) {
+    const KernelInfo* info = find_kernel(id);
+    if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", id));
+    if (info->backend != config.backend)
+      throw InputError(fmt::format("kernel '{}' belongs to backend {}, not {}", id, to_string(info->backend),
+                                   to_string(config.backend)));
+    if (std::string why = unsupported_reason(net, id); !why.empty()) throw InputError(why);
+  }
+  std::unique_ptr<Device> device = make_device(config.backend);
+  if (device == nullptr)
+    throw InputError(fmt::format("backend {} is not available: {}", to_string(config.backend),
+                                 backend_status(config.backend).detail));
+  if (config.backend != Backend::cpu && (config.images || config.fresh_processes > 0))
+    throw InputError(fmt::format("{} runs on the CPU backend only for now",
+                                 config.images ? "--end-to-end" : "--fresh-process"));
+  if (cuda::GpuRuntime* rt = gpu_runtime(config.backend)) return run_gpu_model_bench(config, net, *rt, on_result);
+  if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
+  if (!config.fuse) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
+  SteadyClock clock;
+  std::vector<Result> results;
+  try {
+    for (const std::string& id : config.kernels)
+      for (const std::int64_t batch : config.batches) {
+        results.push_back(measure_one(config, net, *device, clock, id, batch));
+        // After the plan above is gone: the new processes compete with nothing of this one's.
+        if (config.fresh_processes > 0 && results.back().status == ResultStatus::ok)
+          results.back().fresh = measure_fresh_processes(config, id, batch);
+        if (on_result) on_result(results.back());
+      }
+  } catch (const Interrupted&) {
+    // Ctrl-C: the result in progress is dropped; the caller sees interrupted() and writes the
+    // finished ones, marked incomplete.
+  }
+  return results;
+}
+
+}  // namespace convlab

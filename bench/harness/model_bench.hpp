@@ -1,0 +1,60 @@
+// The model benchmark, twin of the conv benchmark (conv_bench.hpp): one model on one backend, each
+// chosen kernel at each batch size, measured with the harness, its outputs then judged against
+// the oracle (bench/check/oracle.hpp). `convlab run`, `sweep`, `policy` and the default lab call it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/pipeline/image.hpp"
+#include "bench/report/results.hpp"
+#include "kernels/common/kernel.hpp"
+
+namespace convlab {
+
+struct ModelBenchConfig {
+  bool cuda_graph = false;  // CUDA: also capture the forward in a graph and time its replay
+  // GPU: a conv writes the output of the residual add or pool after it (models/gpu_network.hpp);
+  // false (--no-fuse) runs every layer apart, to measure what the fusion saves.
+  bool fuse = true;
+  std::string model = "lab-cnn";
+  Backend backend = Backend::cpu;
+  std::vector<std::string> kernels;  // each runs every conv layer of the model
+  std::vector<std::int64_t> batches = {1, 4, 16, 32};
+  Protocol protocol;
+  PercentileMethod method = PercentileMethod::linear;
+  std::uint64_t seed = 1;  // weights (unless `weights` names a file) and input
+  std::string weights;     // a safetensors state_dict; empty: seeded weights
+  bool per_layer = false;  // also time each layer (a separate pass after the measured trials)
+  double peak_gflops = 0;  // the measured all-threads FMA peak, for % of peak; 0: not measured
+  // End-to-end (CPU): each timed pass decodes and preprocesses its batch from these images before
+  // the forward (bench/pipeline/end_to_end.hpp), and the row is mode "end-to-end"; null: the forward alone.
+  std::shared_ptr<const ImageSet> images;
+  // --fresh-process N: also time the first forward of N new convlab processes per kernel x batch
+  // (bench/pipeline/fresh_process.hpp; re-executes this binary, so only the convlab tool sets it).
+  int fresh_processes = 0;
+};
+
+// The kernels of `backend` that support every conv layer of `model`, in list order.
+std::vector<std::string> kernels_for_model(const std::string& model, Backend backend);
+
+// The model-only input: the same seeded image in every batch item, whatever the batch.
+void fill_model_input(const Network& net, std::span<float> input, std::uint64_t seed);
+
+// The harness's device for a backend; nullptr when it is not available here.
+std::unique_ptr<Device> make_device(Backend backend);
+
+// Measures every kernel x batch; each kernel's outputs from its timed runs are then compared
+// with the oracle's on the same input, and a kernel that differs is reported INVALID, without
+// its timings. A batch that does not fit in memory becomes an out_of_memory
+// result and the run goes on. on_result sees each result as soon as it is measured.
+// A SIGINT (bench/harness/interrupt.hpp) ends the run early with the results finished so far.
+// Throws InputError for an unknown model, an unknown or unsupporting kernel.
+std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::function<void(const Result&)>& on_result = {});
+
+}  // namespace convlab

@@ -1,0 +1,189 @@
+// How the peak is measured:
+// - FMA: each thread runs kChains independent FMA chains on SIMD registers. With a 4-cycle FMA
+//   latency and 2 FMA pipes, at least 8 chains are needed to keep both pipes busy; 16 leave
+//   margin and fit in AVX-512's 32 registers (and in AVX2's 16, where the compiler keeps them).
+//   Best of several repetitions: the peak is what the machine can do, not what it usually does.
+// - Register tiles: cpu.02's tiles for wide layers (AVX-512: 4 x 7 and 2 x 14) over a 3x3
+//   kernel and one block of channels, its input rows and weights (at most ~40 KiB) reused from
+//   L1 call after call. The FMAs are the same as the peak loop's; what it adds are the loads (one
+//   weight vector per k block and one broadcast per pixel per tap), loop overhead and the tile's
+//   setup and stores. So peak -> tile ceiling is what the instruction mix costs on this core, and
+//   tile ceiling -> a kernel's rate is what its memory traffic, layout changes and edges cost.
+// - Bandwidth: arrays of 256 MiB each, far beyond any cache, touched in parallel with the same
+//   static OpenMP schedule as they were first written (so pages sit near their thread).
+#include "bench/harness/peak.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/tensor.hpp"
+#include "kernels/cpu/microkernel.hpp"
+
+namespace convlab {
+
+namespace {
+using Batch = xsimd::batch<float>;
+constexpr int kChains = 16;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs `iterations` rounds of kChains FMAs per thread on `threads` threads; returns GFLOP/s.
+double fma_gflops(int threads, long iterations) {
+  volatile float sink = 0;
+  volatile float seed = 1.0f;  // unknown at compile time: the loop cannot be folded away
+  const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    const Batch mul(0.999999f * seed), add(1e-7f * seed);
+    std::array<Batch, kChains> acc;
+    for (int i = 0; i < kChains; ++i) acc[i] = Batch(static_cast<float>(i) * seed);
+    for (long it = 0; it < iterations; ++it)
+      for (int i = 0; i < kChains; ++i) acc[i] = xsimd::fma(acc[i], mul, add);
+    Batch total(0.0f);
+    for (int i = 0; i < kChains; ++i) total += acc[i];
+#pragma omp critical
+    sink = sink + xsimd::hadd(total);
+  }
+  const double flops = 2.0 * Batch::size * kChains * static_cast<double>(iterations) * threads;
+  return flops / seconds_since(start) / 1e9;
+}
+
+double best_fma_gflops(int threads, int repetitions, long iterations) {
+  double best = 0;
+  for (int r = 0; r < repetitions; ++r) best = std::max(best, fma_gflops(threads, iterations));
+  return best;
+}
+
+void measure_bandwidth(Peak& peak) {
+  const std::int64_t n = (256 << 20) / sizeof(float);  // a multiple of two SIMD widths
+  auto a = aligned_floats(n), b = aligned_floats(n), c = aligned_floats(n);
+  float *pa = a.get(), *pb = b.get(), *pc = c.get();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) {
+    pa[i] = 0.0f;
+    pb[i] = 1.0f;
+    pc[i] = 2.0f;
+  }
+  for (int r = 0; r < 5; ++r) {
+    double sum = 0;
+    auto start = std::chrono::steady_clock::now();
+#pragma omp parallel reduction(+ : sum)
+    {
+      Batch acc0(0.0f), acc1(0.0f);  // two chains, so the adds keep up with the loads
+#pragma omp for schedule(static) nowait
+      for (std::int64_t i = 0; i < n; i += 2 * Batch::size) {
+        acc0 += Batch::load_aligned(pb + i);
+        acc1 += Batch::load_aligned(pb + i + Batch::size);
+      }
+      sum += xsimd::hadd(acc0 + acc1);
+    }
+    peak.read_gbs = std::max(peak.read_gbs, n * sizeof(float) / seconds_since(start) / 1e9);
+    start = std::chrono::steady_clock::now();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n; i += Batch::size)
+      xsimd::fma(Batch(3.0f), Batch::load_aligned(pc + i), Batch::load_aligned(pb + i)).store_aligned(pa + i);
+    peak.triad_gbs = std::max(peak.triad_gbs, 3.0 * n * sizeof(float) / seconds_since(start) / 1e9);
+    if (sum < 0) peak.read_gbs = 0;  // keeps the sum alive; never true
+  }
+}
+
+template <int kKBlocks>
+double tile_gflops(int threads, long calls) {
+  using namespace cpu;
+  constexpr int kTile = max_tile_width(kKBlocks);
+  constexpr std::int64_t kTaps = 3, kWidth = 4 * kTile + kTaps - 1;  // four tiles of one padded row
+  const std::int64_t in_floats = kTaps * kWidth * kBlock, w_floats = kKBlocks * kBlock * kTaps * kTaps * kBlock;
+  const TileGeometry g{.channels = kBlock, .r = kTaps, .s = kTaps, .in_block_stride = in_floats,
+                       .in_tap_row = kWidth * kBlock, .in_tap_col = kBlock, .in_pixel = kBlock,
+                       .w_block_stride = kBlock * kTaps * kTaps * kBlock};
+  volatile float sink = 0;
+  const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+  {
+    auto in = aligned_floats(in_floats), w = aligned_floats(w_floats);
+    std::fill(in.get(), in.get() + in_floats, 1e-3f);
+    std::fill(w.get(), w.get() + w_floats, 1e-3f);
+    Vec total(0.0f);
+    for (long i = 0; i < calls; ++i) {
+      Vec acc[kKBlocks][kTile];
+      accumulate<kTile, kKBlocks, true>(acc, in.get() + (i % 4) * kTile * kBlock, w.get(), g);
+      for (const auto& row : acc)  // every accumulator live, so no FMA can be dropped
+        for (const Vec& a : row) total += a;
+    }
+#pragma omp critical
+    sink = sink + xsimd::hadd(total);
+  }
+  const double flops = 2.0 * kBlock * kKBlocks * kTile * kBlock * kTaps * kTaps * static_cast<double>(calls) * threads;
+  return flops / seconds_since(start) / 1e9;
+}
+}  // namespace
+
+double register_tile_gflops(int k_blocks, int threads, long calls) {
+  if (k_blocks == cpu::kMaxKBlocks) return tile_gflops<cpu::kMaxKBlocks>(threads, calls);
+  if (k_blocks == 2) return tile_gflops<2>(threads, calls);
+  throw InputError(fmt::format("register tile: {} k blocks is not measured (2 or {})", k_blocks, cpu::kMaxKBlocks));
+}
+
+Peak measure_peak(bool quick) {
+  Peak peak;
+  peak.simd_lanes = static_cast<int>(Batch::size);
+  peak.threads = omp_get_max_threads();
+  // Long enough that thread wake-up and clock reads vanish: ~10 ms (quick) or ~100 ms per repetition.
+  const long iterations = quick ? 3'000'000 : 30'000'000;
+  best_fma_gflops(peak.threads, 1, iterations / 4);  // wake the thread pool and the clocks
+  if (quick) {
+    peak.gflops_one = best_fma_gflops(1, 3, iterations);
+    peak.gflops_all = best_fma_gflops(peak.threads, 3, iterations);
+    return peak;
+  }
+  for (const int k_blocks : {cpu::kMaxKBlocks, 2}) {
+    if (k_blocks == 2 && cpu::kMaxKBlocks == 2) break;  // without AVX-512 the widest tile is 2 x 6
+    peak.tiles.push_back({.k_blocks = k_blocks, .pixels = cpu::max_tile_width(k_blocks)});
+  }
+  // Repetitions interleave the FMA loop and the tiles, so that a busy spell of the machine (these
+  // are shared) falls on all of them alike rather than on whichever ran then; best of each.
+  for (int r = 0; r < 5; ++r)
+    for (const int threads : {1, peak.threads}) {
+      double& fma = threads == 1 ? peak.gflops_one : peak.gflops_all;
+      fma = std::max(fma, fma_gflops(threads, iterations));
+      for (TileCeiling& t : peak.tiles) {
+        // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
+        const long calls = iterations * kChains / (cpu::kBlock * 9 * t.k_blocks * t.pixels);
+        double& tile = threads == 1 ? t.gflops_one : t.gflops_all;
+        tile = std::max(tile, register_tile_gflops(t.k_blocks, threads, calls));
+      }
+    }
+  measure_bandwidth(peak);
+  return peak;
+}
+
+nlohmann::json to_json(const Peak& peak) {
+  nlohmann::json j = {{"simd_lanes", peak.simd_lanes},
+                      {"threads", peak.threads},
+                      {"fma_gflops_one_thread", peak.gflops_one},
+                      {"fma_gflops_all_threads", peak.gflops_all}};
+  if (peak.gflops_all_after > 0) j["fma_gflops_all_threads_after"] = peak.gflops_all_after;
+  for (const TileCeiling& t : peak.tiles)
+    j["register_tiles"].push_back({{"k_blocks", t.k_blocks},
+                                   {"pixels", t.pixels},
+                                   {"gflops_one_thread", t.gflops_one},
+                                   {"gflops_all_threads", t.gflops_all}});
+  if (peak.read_gbs > 0) {
+    j["read_gbs"] = peak.read_gbs;
+    j["triad_gbs"] = peak.triad_gbs;
+  }
+  return j;
+}
+
+}  // namespace convlab

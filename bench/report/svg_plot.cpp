@@ -1,0 +1,239 @@
+#include "bench/report/svg_plot.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace convlab::svg {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string color(std::size_t i) {
+  // Okabe-Ito, readable by colour-blind students, then two darker extras.
+  static const char* const kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00",
+                                         "#56B4E9", "#999933", "#882255", "#444444", "#F0E442"};
+  return kPalette[i % std::size(kPalette)];
+}
+
+namespace {
+
+constexpr int kLeft = 72, kRight = 170, kTop = 34, kBottom = 48;  // plot margins; legend on the right
+
+// Tick and bar labels: 12000, not 1.2e+04.
+std::string num(double v) { return std::abs(v) >= 1e4 && std::abs(v) < 1e9 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
+
+// Maps data values to pixels along one axis, on a linear or log10 scale.
+struct Scale {
+  double lo, hi;
+  bool log;
+  double p0, p1;  // pixels of lo and hi
+  double t(double v) const { return log ? std::log10(std::max(v, 1e-300)) : v; }
+  double operator()(double v) const { return p0 + (t(v) - t(lo)) / (t(hi) - t(lo)) * (p1 - p0); }
+};
+
+// The data range, widened a little (and to whole tick steps) so points do not sit on the frame.
+std::pair<double, double> range_of(double lo, double hi, bool log, bool from_zero) {
+  if (!(lo <= hi)) return {log ? 0.1 : 0.0, 1.0};
+  if (log) {
+    lo = std::max(lo, 1e-9);
+    if (hi <= lo * 1.0001) { lo /= 2; hi *= 2; }
+    return {lo / 1.25, hi * 1.25};
+  }
+  if (from_zero && lo >= 0) lo = 0;
+  if (hi - lo < 1e-12) { hi = lo + (lo == 0 ? 1 : std::abs(lo) * 0.1); }
+  const double pad = (hi - lo) * 0.05;
+  return {lo == 0 ? 0 : lo - pad, hi + pad};
+}
+
+std::vector<double> ticks(double lo, double hi, bool log) {
+  std::vector<double> out;
+  if (log) {
+    const bool dense = std::log10(hi / lo) < 2.5;  // few decades: 1, 2, 5 in each
+    for (int e = static_cast<int>(std::floor(std::log10(lo))); e <= static_cast<int>(std::ceil(std::log10(hi))); ++e)
+      for (double m : dense ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
+        const double v = m * std::pow(10.0, e);
+        if (v >= lo && v <= hi) out.push_back(v);
+      }
+    if (out.size() >= 3) return out;
+    out.clear();  // under three 1-2-5 steps in range: evenly spaced round values read better
+  }
+  const double raw = (hi - lo) / 5, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push_back(std::abs(v) < step * 1e-9 ? 0 : v);
+  return out;
+}
+
+std::string open_svg(int w, int h, const std::string& title) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
+      "font-family=\"sans-serif\" font-size=\"12\"><rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>"
+      "<text x=\"{2}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{3}</text>",
+      w, h, kLeft, escape(title));
+}
+
+// The frame, grid and tick labels of a plot area; returns the two scales. A categorical x axis
+// (violins) gets no ticks: its callers label each category.
+std::pair<Scale, Scale> frame(std::string& s, int w, int h, const Axis& ax, std::pair<double, double> xr, const Axis& ay,
+                              std::pair<double, double> yr, bool categorical = false) {
+  const Scale x{xr.first, xr.second, ax.log, double(kLeft), double(w - kRight)};
+  const Scale y{yr.first, yr.second, ay.log, double(h - kBottom), double(kTop)};
+  for (double v : categorical ? std::vector<double>{} : ticks(x.lo, x.hi, x.log))
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>"
+                     "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\" fill=\"#333\">{4}</text>",
+                     x(v), kTop, h - kBottom, h - kBottom + 15, num(v));
+  for (double v : ticks(y.lo, y.hi, y.log))
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>"
+                     "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\" fill=\"#333\">{5}</text>",
+                     kLeft, w - kRight, y(v), kLeft - 5, y(v) + 4, num(v));
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>", kLeft, kTop,
+                   w - kLeft - kRight, h - kTop - kBottom);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>", (kLeft + w - kRight) / 2, h - 10,
+                   escape(ax.title), ax.log ? " (log scale)" : "");
+  s += fmt::format("<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}{}</text>",
+                   (kTop + h - kBottom) / 2, escape(ay.title), ay.log ? " (log)" : "");
+  return {x, y};
+}
+
+void legend(std::string& s, int w, std::size_t row, const std::string& name, const std::string& c, bool dashed) {
+  const double y = kTop + 8 + 17.0 * static_cast<double>(row);
+  s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"3\"{4}/>"
+                   "<text x=\"{5}\" y=\"{6}\">{7}</text>",
+                   w - kRight + 10, w - kRight + 30, y, c, dashed ? " stroke-dasharray=\"5 3\"" : "", w - kRight + 35,
+                   y + 4, escape(name.size() > 20 ? name.substr(0, 19) + "…" : name));
+}
+
+}  // namespace
+
+std::string line_chart(const LineChart& c) {
+  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+  for (const Series& se : c.series)
+    for (std::size_t i = 0; i < se.x.size(); ++i) {
+      x0 = std::min(x0, se.x[i]), x1 = std::max(x1, se.x[i]);
+      y0 = std::min(y0, se.y[i]), y1 = std::max(y1, se.y[i]);
+    }
+  std::string s = open_svg(c.width, c.height, c.title);
+  const auto [x, y] = frame(s, c.width, c.height, c.x, range_of(x0, x1, c.x.log, false), c.y,
+                            c.step ? std::pair{0.0, 1.0} : range_of(y0, y1, c.y.log, true));
+  for (std::size_t k = 0; k < c.series.size(); ++k) {
+    const Series& se = c.series[k];
+    const std::string col = color(se.color);
+    if (se.line && !se.x.empty()) {
+      std::string d = fmt::format("M{:.1f},{:.1f}", x(se.x[0]), c.step ? y(0) : y(se.y[0]));
+      for (std::size_t i = c.step ? 0 : 1; i < se.x.size(); ++i)
+        d += c.step ? fmt::format(" H{:.1f} V{:.1f}", x(se.x[i]), y(se.y[i])) : fmt::format(" L{:.1f},{:.1f}", x(se.x[i]), y(se.y[i]));
+      s += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>", d, col,
+                       se.dashed ? " stroke-dasharray=\"5 3\"" : "");
+    }
+    for (std::size_t i = 0; se.points && i < se.x.size(); ++i) {
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>", x(se.x[i]), y(se.y[i]), col);
+      if (i < se.point_labels.size())
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>", x(se.x[i]) + 5,
+                         y(se.y[i]) - 5, col, escape(se.point_labels[i]));
+    }
+    legend(s, c.width, k, se.name, col, se.dashed);
+  }
+  return s + "</svg>\n";
+}
+
+std::string violins(const std::string& title, const Axis& ay, const std::vector<Violin>& groups, int width, int height) {
+  double y0 = std::numeric_limits<double>::infinity(), y1 = -y0;
+  for (const Violin& g : groups)
+    for (double v : g.samples) y0 = std::min(y0, v), y1 = std::max(y1, v);
+  std::string s = open_svg(width, height, title);
+  const Scale y = frame(s, width, height, {"batch size", false}, {0, 1}, ay, range_of(y0, y1, ay.log, false), true).second;
+  const double slot = (width - kLeft - kRight) / std::max<double>(1, static_cast<double>(groups.size()));
+  for (std::size_t k = 0; k < groups.size(); ++k) {
+    std::vector<double> t;
+    for (double v : groups[k].samples) t.push_back(y.t(v));
+    std::sort(t.begin(), t.end());
+    const double cx = kLeft + slot * (static_cast<double>(k) + 0.5), n = static_cast<double>(t.size());
+    // Gaussian kernel density, Silverman's bandwidth, evaluated on 48 points over the sample's range.
+    double mean = 0, var = 0;
+    for (double v : t) mean += v / n;
+    for (double v : t) var += (v - mean) * (v - mean) / std::max(1.0, n - 1);
+    const double bw = std::max(1.06 * std::sqrt(var) * std::pow(n, -0.2), (t.back() - t.front()) / 50 + 1e-12);
+    std::vector<std::pair<double, double>> dens;
+    double peak = 0;
+    for (int i = 0; i <= 48; ++i) {
+      const double at = t.front() + (t.back() - t.front()) * i / 48.0;
+      double d = 0;
+      for (double v : t) d += std::exp(-0.5 * (at - v) * (at - v) / (bw * bw));
+      dens.emplace_back(at, d);
+      peak = std::max(peak, d);
+    }
+    const double half = slot * 0.42;
+    const auto py = [&](double tv) { return y.p0 + (tv - y.t(y.lo)) / (y.t(y.hi) - y.t(y.lo)) * (y.p1 - y.p0); };
+    std::string d;
+    for (const auto& [at, v] : dens) d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", cx + half * v / peak, py(at));
+    for (auto it = dens.rbegin(); it != dens.rend(); ++it) d += fmt::format(" L{:.1f},{:.1f}", cx - half * it->second / peak, py(it->first));
+    const double med = t[t.size() / 2], p99 = t[std::min(t.size() - 1, static_cast<std::size_t>(0.99 * n))];
+    s += fmt::format("<path d=\"{} Z\" fill=\"{}\" fill-opacity=\"0.55\" stroke=\"{}\"/>", d, color(k), color(k));
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#fff\" stroke-width=\"3\"/>",
+                     cx - half * 0.5, cx + half * 0.5, py(med));
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#222\" stroke-width=\"2\"/>",
+                     cx - half * 0.25, cx + half * 0.25, py(p99));
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>", cx, height - kBottom + 15,
+                     escape(groups[k].label));
+  }
+  legend(s, width, 0, "median", "#bbb", false);
+  legend(s, width, 1, "p99 (approx.)", "#222", false);
+  return s + "</svg>\n";
+}
+
+std::string bar_chart(const std::string& title, const std::string& unit, const std::vector<Bar>& bars, int width) {
+  constexpr int kRow = 24, kLabel = 260;
+  const int height = kTop + kRow * static_cast<int>(bars.size()) + 12;
+  double top = 0;
+  for (const Bar& b : bars) top = std::max(top, b.value);
+  std::string s = open_svg(width, height, title + " (" + unit + ")");
+  const double span = width - kLabel - 320;  // room for the note after the longest bar
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const double y = kTop + kRow * static_cast<double>(i), len = top > 0 ? span * bars[i].value / top : 0;
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kLabel - 6, y + 15, escape(bars[i].label));
+    s += fmt::format("<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", kLabel, y + 3, len,
+                     kRow - 6, color(bars[i].color));
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\">{} {}</text>", kLabel + len + 5, y + 15, num(bars[i].value),
+                     escape(bars[i].note));
+  }
+  return s + "</svg>\n";
+}
+
+std::string stacked_bars(const std::string& title, const std::vector<std::string>& parts, const std::vector<StackedRow>& rows,
+                         int width) {
+  constexpr int kRow = 26, kLabel = 230;
+  const int height = std::max(kTop + kRow * static_cast<int>(rows.size()) + 30, kTop + 17 * static_cast<int>(parts.size()) + 10);
+  std::string s = open_svg(width, height, title);
+  const double span = width - kLabel - kRight - 10;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double y = kTop + kRow * static_cast<double>(i);
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>", kLabel - 6, y + 16, escape(rows[i].label));
+    double at = kLabel;
+    for (std::size_t p = 0; p < rows[i].shares.size(); ++p) {
+      const double len = span * rows[i].shares[p];
+      s += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {:.1f}%</title></rect>",
+                       at, y + 3, len, kRow - 6, color(p), escape(parts[p]), 100 * rows[i].shares[p]);
+      if (len > 30)
+        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" fill=\"#fff\" font-size=\"10\">{:.0f}%</text>", at + 3, y + 16,
+                         100 * rows[i].shares[p]);
+      at += len;
+    }
+  }
+  for (std::size_t p = 0; p < parts.size(); ++p) legend(s, width, p, parts[p], color(p), false);
+  return s + "</svg>\n";
+}
+
+}  // namespace convlab::svg
