@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "bench/harness/conv_bench.hpp"
 #include "kernels/common/error.hpp"
@@ -81,4 +82,45 @@ TEST_CASE("conv bench: best of ours versus oneDNN is a geometric mean over probl
   const std::string summary = best_versus_onednn_summary(results);
   if (find_kernel("onednn.conv") == nullptr) return;  // built without oneDNN: nothing to compare
   CHECK(summary == "batch 1: best of ours vs onednn.conv over 2 problems: geometric mean 1.00x faster (1 of 2 won)\n");
+}
+
+TEST_CASE("conv bench: a kernel beyond tolerance is INVALID, with its numbers, never in the summary") {
+  // Within tolerance: an FP32 error far below 1e-5 normalised and 1e-4 of the peak.
+  CHECK(judge_accuracy(ErrorStats{.max_abs = 1e-6, .normalised = 1e-7, .peak = 1.0}, 1.0).empty());
+  // Beyond: each tolerance alone fails, and the message gives the numbers.
+  const std::string normalised = judge_accuracy(ErrorStats{.max_abs = 1e-6, .normalised = 3e-3, .peak = 1.0}, 1.0);
+  CHECK(normalised.find("INVALID") == 0);
+  CHECK(normalised.find("normalised error 0.003 (tolerance 1e-05)") != std::string::npos);
+  CHECK_FALSE(judge_accuracy(ErrorStats{.max_abs = 0.5, .normalised = 1e-7, .peak = 1.0}, 1.0).empty());
+  // error_scale widens both by its square root: Winograd F(4x4)'s 436 passes what FP32 fails.
+  CHECK_FALSE(judge_accuracy(ErrorStats{.max_abs = 1e-4, .normalised = 5e-5, .peak = 1.0}, 1.0).empty());
+  CHECK(judge_accuracy(ErrorStats{.max_abs = 1e-4, .normalised = 5e-5, .peak = 1.0}, 436.0).empty());
+  // NaN never passes, and says so.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK(judge_accuracy(ErrorStats{.max_abs = nan, .normalised = nan, .peak = 1.0}, 1.0).find("NaN") != std::string::npos);
+
+  // An INVALID row, however fast, is not "best of ours"; oneDNN wins problem a.
+  Result invalid{.problem = "a", .kernel = "cpu.01_im2col_eigen", .batch = 1, .status = ResultStatus::invalid};
+  invalid.latency.p50 = 0.1;
+  Result direct{.problem = "a", .kernel = "cpu.02_direct_xsimd", .batch = 1};
+  direct.latency.p50 = 2.0;
+  Result onednn{.problem = "a", .kernel = "onednn.conv", .batch = 1};
+  onednn.latency.p50 = 1.0;
+  if (find_kernel("onednn.conv") == nullptr) return;  // built without oneDNN: nothing to compare
+  CHECK(best_versus_onednn_summary({invalid, direct, onednn}) ==
+        "batch 1: best of ours vs onednn.conv over 1 problems: geometric mean 0.50x faster (0 of 1 won)\n");
+}
+
+TEST_CASE("conv bench: every kernel that runs is judged; correct kernels pass") {
+  ConvBenchConfig config;
+  config.problems = {{parse_problem("mb2ic8ih9oc8oh9kh3ph1"), ""}};
+  config.protocol = {.warmup = 0, .trials = 2};
+  const auto rows = run_conv_bench(config, {});
+  REQUIRE(rows.size() >= 4);
+  for (const Result& r : rows) {
+    CAPTURE(r.kernel);
+    CHECK(r.status == ResultStatus::ok);
+    CHECK(r.error.empty());
+    CHECK(r.measurement.samples_ms.size() == 2);
+  }
 }

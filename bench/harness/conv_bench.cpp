@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/check/tolerance.hpp"
 #include "bench/harness/model_bench.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
@@ -47,10 +48,11 @@ ErrorStats check_against_reference(const ConvProblem& p, const Buffers& b, const
     const std::int64_t x = i % ow, y = i / ow % oh, k = i / (ow * oh) % p.k, n = i / (ow * oh * p.k);
     const double ref = cpu::reference_output(p, b.input.data(), b.weight, b.bias, Activation::none, n, k, y, x);
     const double d = std::fabs(static_cast<double>(out[i]) - ref);
-    e.max_abs = std::max(e.max_abs, d);
+    if (!(d <= e.max_abs)) e.max_abs = d;  // NaN included: std::max would drop it
     e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(ref), 1e-6));
     diff2 += d * d;
     ref2 += ref * ref;
+    e.peak = std::max(e.peak, std::fabs(ref));
   }
   e.normalised = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
   e.checked = count;
@@ -58,6 +60,16 @@ ErrorStats check_against_reference(const ConvProblem& p, const Buffers& b, const
 }
 
 }  // namespace
+
+std::string judge_accuracy(const ErrorStats& e, double error_scale) {
+  const Tolerance tolerance = tolerance_for(error_scale);
+  const double max_abs_tolerance = tolerance.peak_fraction * e.peak;
+  if (e.normalised <= tolerance.normalised && e.max_abs <= max_abs_tolerance) return {};  // false for NaN
+  return fmt::format("INVALID: differs from cpu.00_reference: normalised error {:.2g} (tolerance {:.2g}), max abs {:.2g} "
+                     "(tolerance {:.2g}){}",
+                     e.normalised, tolerance.normalised, e.max_abs, max_abs_tolerance,
+                     std::isfinite(e.max_abs) ? "" : ": outputs NaN or Inf");
+}
 
 namespace {
 // Where a kernel's input and output live while it is timed: host memory for the CPU, device
@@ -167,7 +179,11 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
         std::unique_ptr<Prepared> k;
         try {
           k = prepare(*info, p, config.seed, *cpu, gpu, r);
-          if (!config.interleave) {
+          r.error = judge_accuracy(*r.accuracy, info->error_scale);
+          if (!r.error.empty()) {  // judged, never timed: its numbers would only mislead
+            r.status = ResultStatus::invalid;
+            k.reset();
+          } else if (!config.interleave) {
             Prepared& one = *k;
             summarize_into(r, measure([&one] { one.run(); }, *one.device, config.protocol, clock), one, config, clock);
             k.reset();

@@ -28,6 +28,13 @@ struct ConvBenchConfig {
 inline constexpr double kFullCheckMaxFlops = 2e9;
 inline constexpr std::int64_t kSampledOutputs = 4096;
 
+// The judgement of one kernel's error against the oracle, as `run` and `validate` judge a layer
+// (bench/check/tolerance.hpp, scaled by the kernel's error_scale): empty when within tolerance,
+// else "INVALID: ..." with the numbers. NaN or Inf never pass.
+std::string judge_accuracy(const ErrorStats& e, double error_scale);
+
+// Each kernel is planned, run once and judged (judge_accuracy) before it is timed: one beyond
+// tolerance becomes an INVALID row without timings, and the command then exits 1.
 std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::function<void(const Result&)>& on_result);
 
 // The table for single convolutions: one block per problem, with % of peak, the speed ratio to

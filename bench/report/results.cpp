@@ -123,7 +123,8 @@ nlohmann::json to_json(const Result& r) {
   if (r.layout_ms) j["layout_change_ms"] = *r.layout_ms;
   if (r.accuracy)
     j["error_vs_reference"] = {{"max_abs", r.accuracy->max_abs},   {"max_rel", r.accuracy->max_rel},
-                               {"normalised", r.accuracy->normalised}, {"checked_outputs", r.accuracy->checked},
+                               {"normalised", r.accuracy->normalised}, {"reference_peak", r.accuracy->peak},
+                               {"checked_outputs", r.accuracy->checked},
                                {"sampled", r.accuracy->sampled}};
   j["memory"] = {
       {"rss_before_bytes", m.rss_before_bytes},

@@ -29,6 +29,7 @@ struct ErrorStats {
   double max_abs = 0;
   double max_rel = 0;     // max |out - ref| / max(|ref|, 1e-6): large only where ref is near zero
   double normalised = 0;  // ||out - ref||_2 / ||ref||_2
+  double peak = 0;        // max |ref| over the outputs compared: the scale max_abs is judged against
   std::int64_t checked = 0;  // outputs compared
   bool sampled = false;      // true when only a sample of the outputs was compared
 };
