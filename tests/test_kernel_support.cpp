@@ -5,6 +5,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "conv_test_util.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
@@ -79,4 +82,29 @@ TEST_CASE("cpu.01/05/06: bit-identical repeats on their own problems (tails, str
     check_repeats(kernel("cpu.06_pointwise_xsimd"), "mb2ic20ih15iw17oc10kh1sh2sw3");
   }
   omp_set_num_threads(threads);
+}
+
+TEST_CASE("cpu.auto: the layout changes of the kernel it chose are its own, so `layout ms` is reported") {
+  // Problems where a layout-changing kernel (cpu.02, cpu.05: NCHWc) is among the candidates; whatever
+  // cpu.auto picks, it must answer as that kernel does when asked alone.
+  for (const char* descriptor : {"mb2ic32ih16oc32oh16kh3ph1", "g32mb2ic32ih16oc32oh16kh3ph1", "mb1ic3ih8oc8oh8kh3ph1"}) {
+    CAPTURE(descriptor);
+    const ConvProblem p = parse_problem(descriptor);
+    const auto w = test::random_values(p.weight_elems(), 1);
+    const auto chosen = kernel("cpu.auto").plan(p, ConvWeights{w, {}}, Epilogue{});
+    const std::string explanation = chosen->explain();  // "chose <id>: ..." or "chose <id> (the only ...)"
+    REQUIRE(explanation.rfind("chose ", 0) == 0);
+    const std::string id = explanation.substr(6, explanation.find_first_of(": (", 6) - 6);
+    CAPTURE(id);
+    const auto alone = kernel(id.c_str()).plan(p, ConvWeights{w, {}}, Epilogue{});
+    CHECK(chosen->changes_layout() == alone->changes_layout());
+    if (!alone->changes_layout()) continue;
+    // And it runs them: the output of the layout changes alone is what the chosen kernel's is.
+    const auto in = test::random_values(p.input_elems(), 2);
+    std::vector<float> a(static_cast<std::size_t>(p.output_elems()), 0.5f), b = a;
+    std::vector<unsigned char> workspace(std::max(chosen->workspace_bytes(), alone->workspace_bytes()) + 64);
+    chosen->run_layout_changes_only(in.data(), a.data(), workspace.data());
+    alone->run_layout_changes_only(in.data(), b.data(), workspace.data());
+    CHECK(a == b);
+  }
 }

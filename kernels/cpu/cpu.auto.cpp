@@ -56,6 +56,11 @@ class AutoConv final : public PlannedConv {
   std::size_t weight_bytes() const override { return chosen_->weight_bytes(); }
   void run(const float* input, float* output, void* workspace) const override { chosen_->run(input, output, workspace); }
   std::string explain() const override { return explanation_; }
+  // The chosen kernel's layout changes are cpu.auto's, timed apart as when it runs alone.
+  bool changes_layout() const override { return chosen_->changes_layout(); }
+  void run_layout_changes_only(const float* input, float* output, void* workspace) const override {
+    chosen_->run_layout_changes_only(input, output, workspace);
+  }
 
  private:
   std::unique_ptr<PlannedConv> chosen_;
