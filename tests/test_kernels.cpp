@@ -140,10 +140,15 @@ std::size_t sweep_size() {
   const char* env = std::getenv("CONVLAB_SWEEP_PROBLEMS");  // the longer sweep: e.g. 5000
   return env != nullptr ? static_cast<std::size_t>(std::strtoul(env, nullptr, 10)) : 300;
 }
-}  // namespace
 
-TEST_CASE("kernels: every kernel matches cpu.00_reference on the labelled shapes, wherever it runs") {
+
+// Every kernel of `backend` but the oracle (tested against hand-computed values in
+// tests/test_reference_conv.cpp, never against itself) on the labelled shapes. Returns how many
+// comparisons ran, so that a run of none fails.
+std::size_t check_labelled_shapes(Backend backend) {
+  std::size_t compared = 0;
   for (const KernelInfo& kernel : all_kernels()) {
+    if (kernel.backend != backend || kernel.id == "cpu.00_reference") continue;
     for (Activation activation : {Activation::none, Activation::relu, Activation::relu6}) {
       std::uint64_t stream = 100;
       for (const SweepShape& shape : kSweep) {
@@ -158,16 +163,21 @@ TEST_CASE("kernels: every kernel matches cpu.00_reference on the labelled shapes
           CAPTURE(to_string(activation));
           const Comparison c = compare_with_reference(kernel, where, p, activation, stream);
           CHECK_MESSAGE(c.outside_bound == 0, fmt::format("{} outputs outside the error bound", c.outside_bound));
+          ++compared;
         }
       }
     }
   }
+  return compared;
 }
 
-TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it supports, wherever it runs") {
+// Every kernel of `backend` but the oracle on sweep_size() random problems it supports.
+void check_random_problems(Backend backend) {
   const std::size_t wanted = sweep_size();
   for (const KernelInfo& kernel : all_kernels()) {
-    if (kernel.id == "cpu.00_reference") continue;
+    if (kernel.backend != backend || kernel.id == "cpu.00_reference") continue;
+    const std::vector<test::Executor> executors = test::executors(kernel);
+    REQUIRE_MESSAGE(!executors.empty(), fmt::format("{}: no executor here, so no problem could be tested", kernel.id));
     std::mt19937 rng(2024);
     Comparison total;
     std::size_t tested = 0, drawn = 0, runs = 0;
@@ -176,7 +186,7 @@ TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it s
       ++drawn;
       if (!kernel.supports(p)) continue;
       const Activation activation = tested % 3 == 0 ? Activation::relu : Activation::none;
-      for (const test::Executor& where : test::executors(kernel)) {
+      for (const test::Executor& where : executors) {
         const Comparison c = compare_with_reference(kernel, where, p, activation, 1000 + drawn * 3);
         CHECK_MESSAGE(c.outside_bound == 0,
                       fmt::format("{} ({}) on {}: {} outputs outside the error bound (max abs {:.3g})", kernel.id,
@@ -190,6 +200,29 @@ TEST_CASE("kernels: randomized sweep, every kernel on at least 300 problems it s
                 std::string(kernel.id).c_str(), tested, runs, total.max_abs, total.max_rel, total.normalised());
     CHECK_MESSAGE(tested == wanted, fmt::format("{} supports only {} of {} random problems drawn", kernel.id, tested, drawn));
   }
+}
+}  // namespace
+
+// One test case per backend, so that a backend whose kernels cannot run here is reported as
+// skipped, with the reason, and never counted as passed.
+TEST_CASE("kernels: every CPU kernel matches cpu.00_reference on the labelled shapes") {
+  CHECK(check_labelled_shapes(Backend::cpu) > 0);
+}
+TEST_CASE("kernels: every CUDA kernel matches cpu.00_reference on the labelled shapes, wherever it runs") {
+  if (!test::skipped_here(Backend::cuda)) CHECK(check_labelled_shapes(Backend::cuda) > 0);
+}
+TEST_CASE("kernels: every Metal kernel matches cpu.00_reference on the labelled shapes, wherever it runs") {
+  if (!test::skipped_here(Backend::metal)) CHECK(check_labelled_shapes(Backend::metal) > 0);
+}
+
+TEST_CASE("kernels: randomized sweep, every CPU kernel on at least 300 problems it supports") {
+  check_random_problems(Backend::cpu);
+}
+TEST_CASE("kernels: randomized sweep, every CUDA kernel on at least 300 problems it supports, wherever it runs") {
+  if (!test::skipped_here(Backend::cuda)) check_random_problems(Backend::cuda);
+}
+TEST_CASE("kernels: randomized sweep, every Metal kernel on at least 300 problems it supports, wherever it runs") {
+  if (!test::skipped_here(Backend::metal)) check_random_problems(Backend::metal);
 }
 
 TEST_CASE("kernels: deterministic kernels give bit-identical outputs on repeated runs") {
