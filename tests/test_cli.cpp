@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,20 @@ TEST_CASE("cli: listings and help") {
   CHECK(kernels.code == 0);
   CHECK(kernels.out.find("cpu.00_reference") != std::string::npos);
   CHECK(kernels.out.find("metal") != std::string::npos);
+  // Columns line up whatever the longest id (cuda.07_tensorcore_tf32_pipelined is 33 characters).
+  std::istringstream rows(kernels.out);
+  std::string header, row;
+  std::getline(rows, header);
+  const std::size_t backend_column = header.find("backend");
+  std::size_t checked = 0;
+  while (std::getline(rows, row)) {
+    const convlab::KernelInfo* k = convlab::find_kernel(row.substr(0, row.find(' ')));
+    if (k == nullptr) continue;  // the backends' status lines after the table
+    const std::string backend(convlab::to_string(k->backend));
+    CHECK_MESSAGE(row.compare(backend_column, backend.size(), backend) == 0, row);
+    ++checked;
+  }
+  CHECK(checked == convlab::all_kernels().size());
   const Outcome models = run_convlab("models");
   CHECK(models.code == 0);
   CHECK(models.out.find("lab-cnn") != std::string::npos);
