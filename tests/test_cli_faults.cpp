@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -88,4 +89,32 @@ TEST_CASE("faults: SIGINT mid-run writes the finished results, marked incomplete
   CHECK(lines(rows) == 3);  // header, batch 1, the incomplete note
   CHECK(rows.find("# incomplete: interrupted by SIGINT") != std::string::npos);
   CHECK_FALSE(fs::exists(json.string() + ".tmp"));
+}
+
+TEST_CASE("faults: a run killed mid-way leaves the previous results files as they were") {
+  const fs::path dir = scratch();
+  const fs::path out = dir / "killed.out", json = dir / "keep.json", csv = dir / "keep.csv";
+  const std::string previous_json = "{\"schema\": \"convlab/1\", \"results\": []}\n", previous_csv = "kept,row\n";
+  std::ofstream(json) << previous_json;
+  std::ofstream(csv) << previous_csv;
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::execl(CONVLAB_BINARY, CONVLAB_BINARY, "run", "--kernel", "cpu.02_direct_xsimd", "--batch", "1,64", "--warmup", "0",
+            "--trials", "2000", "--threads", "1", "--json", json.c_str(), "--csv", csv.c_str(), nullptr);
+    ::_exit(127);
+  }
+  // Killed (not interrupted: nothing can be written) while it measures batch 64.
+  const bool measuring =
+      wait_for([&] { return slurp(out).find("cpu.02_direct_xsimd          1 ") != std::string::npos; }, 300);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  REQUIRE(measuring);
+  CHECK(slurp(json) == previous_json);
+  CHECK(slurp(csv) == previous_csv);
+  for (const auto& entry : fs::directory_iterator(dir))  // no probe or temporary file left beside them
+    CHECK_MESSAGE(entry.path().extension() != ".tmp", entry.path().string());
 }

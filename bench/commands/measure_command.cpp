@@ -87,7 +87,7 @@ void print_flag_legend() {
 
 void check_writable(const std::string& json, const std::string& csv) {
   for (const std::string& path : {json, csv})
-    if (!path.empty()) write_file_atomically(path, "");
+    if (!path.empty()) check_writable(path);
 }
 
 Peak print_context(const Environment& env) {

@@ -65,7 +65,7 @@ int run_validate(const ValidateOptions& o) {
     }
   }
   require_backend(backend);
-  if (!o.json.empty()) write_file_atomically(o.json, "");  // a bad path fails now, not after the runs
+  if (!o.json.empty()) check_writable(o.json);  // a bad path fails now, not after the runs
 
   const auto torch = expect.metadata.find("torch_version");
   fmt::print("validate {} (batch {}) against {} (torch {})\n\n", o.model, input.tensors.at("input").shape[0], o.expect,

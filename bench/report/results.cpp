@@ -1,6 +1,9 @@
 #include "bench/report/results.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -195,6 +198,14 @@ std::string csv_row(const Result& r) {
     row += ",,,";
   }
   return row + "\n";
+}
+
+void check_writable(const std::string& path) {
+  if (std::filesystem::is_directory(path)) throw InputError(fmt::format("cannot write '{}': it is a folder", path));
+  const std::string probe = fmt::format("{}.{}.check.tmp", path, ::getpid());  // beside it, never the file itself
+  if (!std::ofstream(probe, std::ios::binary | std::ios::trunc))
+    throw InputError(fmt::format("cannot write '{}': the folder does not exist or is not writable", path));
+  std::remove(probe.c_str());
 }
 
 void write_file_atomically(const std::string& path, const std::string& content) {

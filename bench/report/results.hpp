@@ -99,8 +99,13 @@ nlohmann::json results_document(const Environment& env, const Peak* peak, const 
 std::string csv_header();
 std::string csv_row(const Result& r);
 
-// Writes atomically (temporary file + rename): a reader never sees half a file. Throws
-// InputError naming the path when it cannot be written.
+// Checks, before a run, that `path` can be written: a probe file beside it is created and removed;
+// the path itself is left untouched, so a run killed later never costs the results already
+// there. Throws InputError naming the path.
+void check_writable(const std::string& path);
+// Writes atomically (temporary file + rename): a reader never sees half a file, and the path is
+// only ever replaced by a complete one. Throws InputError naming the path when it cannot be
+// written.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 }  // namespace convlab
