@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +27,12 @@ TEST_CASE("cli: bad input exits 2 with one line naming the value and the choices
   check_usage_error("run --trials 0", "--trials: 0 must be at least 1");
   check_usage_error("run --trials many", "many");
   check_usage_error("run --threads -2", "--threads: '-2' is not a positive integer");
+  // More threads than CPUs runs, but says loudly that the cores are oversubscribed.
+  const std::string too_many = std::to_string(std::thread::hardware_concurrency() + 1);
+  const Outcome over = run_convlab("run --kernel cpu.02_direct_xsimd --batch 1 --warmup 0 --trials 1 --threads " + too_many);
+  CHECK(over.code == 0);
+  CHECK(over.err.find("convlab: warning: --threads " + too_many + " is more than the") == 0);
+  CHECK(over.err.find("oversubscribed") != std::string::npos);
   // 0 is refused too, not silently "every core": leaving --threads out means that.
   for (const std::string command : {"--threads 0", "run --threads 0", "conv --problem mb1ic3ih8oc4kh3 --threads 0",
                                     "peak --threads 0", "sweep --threads 0", "policy --rate 10 --slo-p99-ms 5 --threads 0"})

@@ -26,10 +26,12 @@ std::vector<std::int64_t> parse_batches(const std::string& list) {
   for (const std::string& item : split(list, ',')) {
     std::int64_t v = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1)
-      throw InputError(fmt::format("--batch: '{}' is not a positive integer (e.g. --batch 1,32)", item));
+    const bool digits_only = !item.empty() && end == item.data() + item.size();
     // Beyond a descriptor's limit, tensor sizes (batch x item) could overflow int64.
-    if (v > kMaxBatch) throw InputError(fmt::format("--batch: {} is too large (at most {})", v, kMaxBatch));
+    if (digits_only && (ec == std::errc::result_out_of_range || (ec == std::errc() && v > kMaxBatch)))
+      throw InputError(fmt::format("--batch: {} is too large (at most {})", item, kMaxBatch));
+    if (!digits_only || ec != std::errc() || v < 1)
+      throw InputError(fmt::format("--batch: '{}' is not a positive integer (e.g. --batch 1,32)", item));
     batches.push_back(v);
   }
   return batches;
@@ -78,7 +80,13 @@ void add_threads_option(CLI::App& cmd, int& threads, const std::string& help) {
 
 void set_threads(int threads) {
   if (threads < 0) throw InputError(fmt::format("--threads: {} is not a positive integer", threads));
-  if (threads > 0) omp_set_num_threads(threads);
+  if (threads == 0) return;
+  if (const int cpus = omp_get_num_procs(); threads > cpus)  // allowed (it can be the lesson), never silent
+    fmt::print(stderr,
+               "convlab: warning: --threads {} is more than the {} CPUs here: threads will take turns on the cores "
+               "(oversubscribed), and every time measured will be longer than with --threads {}\n",
+               threads, cpus, cpus);
+  omp_set_num_threads(threads);
 }
 
 }  // namespace convlab

@@ -22,7 +22,8 @@ std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backe
 // --threads N on `cmd`: a positive integer, anything else (0 included) refused with one line.
 // Left out, `threads` stays 0: every core.
 void add_threads_option(CLI::App& cmd, int& threads, const std::string& help = "CPU threads (default: all cores)");
-// Applies --threads: 0 leaves OpenMP's default (every core).
+// Applies --threads: 0 leaves OpenMP's default (every core); more threads than CPUs is allowed
+// but warned about on stderr (oversubscription slows every figure).
 void set_threads(int threads);
 
 }  // namespace convlab
