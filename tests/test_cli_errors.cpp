@@ -2,6 +2,7 @@
 // exits 2 with one line naming the bad value (bench/commands/cli.cpp and its subcommands, option by option).
 #include <doctest/doctest.h>
 
+#include "bench/report/wording.hpp"
 #include "models/catalog.hpp"
 #include "models/safetensors.hpp"
 #include "tests/cli_test_util.hpp"
@@ -31,7 +32,7 @@ std::string edited_lab_cnn_weights(const std::string& file, Edit edit) {
 TEST_CASE("cli errors: run's values, names and output paths") {
   check_usage_error(kQuick + "--csv /nonexistent-dir/out.csv", "cannot write '/nonexistent-dir/out.csv'");
   check_usage_error("run --batch 1099511627777", "--batch: 1099511627777 is too large (at most 1099511627776)");
-  check_usage_error("run --batch 99999999999999999999999", "--batch: '99999999999999999999999' is not a positive integer");
+  check_usage_error("run --batch 99999999999999999999999", "--batch: 99999999999999999999999 is too large");
   check_usage_error("run --seed abc", "--seed");
   check_usage_error("run --backend cuda --kernel cpu.00_reference", "--kernel: unknown kernel 'cpu.00_reference'");
   // A kernel that exists but cannot run the model's layers: refused before anything is measured.
@@ -92,4 +93,17 @@ TEST_CASE("cli errors: the other subcommands") {
   check_usage_error("env --yaml", "--yaml");
   check_usage_error("kernels extra", "extra");
   check_usage_error("overhead --trials -5", "--trials: -5 must be at least 1");
+}
+
+TEST_CASE("cli errors: messages speak convlab, not the command-line library, and count in words") {
+  check_usage_error("compare a.json", "compare needs two results files: convlab compare A.json B.json");
+  check_usage_error("report", "report needs at least one results file");
+  check_usage_error("run --batch 99999999999999999999", "--batch: 99999999999999999999 is too large");
+  check_usage_error("run --batch 1,x", "--batch: 'x' is not a positive integer");
+  const Outcome env = run_convlab("env");
+  CHECK(env.out.find(" in use\n") != std::string::npos);
+  CHECK(env.out.find("1 threads") == std::string::npos);
+  CHECK(convlab::count_of(1, "thread") == "1 thread");
+  CHECK(convlab::count_of(2, "result") == "2 results");
+  CHECK(convlab::count_of(0, "result") == "0 results");
 }

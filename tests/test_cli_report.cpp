@@ -54,7 +54,7 @@ TEST_CASE("cli report and compare: bad files and values exit 2 with one line nam
   check_usage_error("report " + a, "-o FILE is required");
   check_usage_error("report " + a + " --format pdf", "--format: 'pdf' is not one of html, markdown");
   check_usage_error("report " + a + " -o /nonexistent-dir/r.html", "cannot write '/nonexistent-dir/r.html'");
-  check_usage_error("compare " + a, "b is required");
+  check_usage_error("compare " + a, "compare needs two results files");
   check_usage_error("compare " + a + " " + a + " --resamples 5", "--resamples: 5 must be at least 100");
 }
 

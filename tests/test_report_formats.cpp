@@ -107,3 +107,17 @@ TEST_CASE("svg: text is escaped, and log axes cope with a single value") {
   CHECK(s.find("nan") == std::string::npos);
   CHECK(s.find("inf") == std::string::npos);
 }
+
+TEST_CASE("report_formats: context figures read as a person writes them, text as it is") {
+  const nlohmann::json context = {{"cpu_model", "AMD EPYC"}, {"peak", {{"fma_gflops_all_threads", 117.54892132028255}}},
+                                  {"threads", 2}};
+  const auto lines = context_lines(context);
+  const auto value = [&](const std::string& key) {
+    for (const auto& [k, v] : lines)
+      if (k == key) return v;
+    return std::string("missing");
+  };
+  CHECK(value("cpu_model") == "AMD EPYC");
+  CHECK(value("peak.fma_gflops_all_threads") == "117.5");
+  CHECK(value("threads") == "2");
+}

@@ -13,6 +13,7 @@
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -93,8 +94,8 @@ void check_writable(const std::string& json, const std::string& csv) {
 Peak print_context(const Environment& env) {
   const Peak peak = measure_peak(/*quick=*/true);
   std::fputs(describe(env).c_str(), stdout);
-  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} threads (measured now; `convlab peak` for the full measurement)\n",
-             peak.gflops_all, peak.threads);
+  fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} (measured now; `convlab peak` for the full measurement)\n",
+             peak.gflops_all, count_of(peak.threads, "thread"));
   return peak;
 }
 
@@ -107,7 +108,9 @@ int finish_measuring(const std::string& json, const std::string& csv, const Envi
                peak.gflops_all_after, 100 * excess, peak.gflops_all, 100 * excess);
   print_flag_legend();
   const bool complete = !interrupted();
-  const std::string note = fmt::format("interrupted by SIGINT: only the {} results finished are written", results.size());
+  const std::string note = fmt::format("interrupted by SIGINT: only the {} finished {} written",
+                                        count_of(static_cast<std::int64_t>(results.size()), "result"),
+                                        results.size() == 1 ? "is" : "are");
   if (!json.empty()) {
     nlohmann::json doc = results_document(env, &peak, results);
     doc["complete"] = complete;

@@ -7,6 +7,7 @@
 #include "bench/commands/cli_args.hpp"
 #include "bench/commands/commands.hpp"
 #include "bench/harness/peak.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -17,18 +18,18 @@ int run_peak(int threads) {
   const Peak p = measure_peak(/*quick=*/false);
   fmt::print("FP32 FMA peak ({} lanes per SIMD register, this build's ISA):\n"
              "  1 thread:   {:8.1f} GFLOP/s\n"
-             "  {} threads: {:8.1f} GFLOP/s\n",
-             p.simd_lanes, p.gflops_one, p.threads, p.gflops_all);
+             "  {}: {:8.1f} GFLOP/s\n",
+             p.simd_lanes, p.gflops_one, count_of(p.threads, "thread"), p.gflops_all);
   fmt::print("cpu.02's register tiles (3x3 taps) on L1-resident data, the ceiling of a direct kernel:\n");
   for (const TileCeiling& t : p.tiles)
-    fmt::print("  {} x {:<2} 1 thread: {:6.1f} GFLOP/s ({:3.0f}% of the FMA peak)   {} threads: {:6.1f} ({:3.0f}%)\n",
-               t.k_blocks, t.pixels, t.gflops_one, 100 * t.gflops_one / p.gflops_one, p.threads, t.gflops_all,
+    fmt::print("  {} x {:<2} 1 thread: {:6.1f} GFLOP/s ({:3.0f}% of the FMA peak)   {}: {:6.1f} ({:3.0f}%)\n",
+               t.k_blocks, t.pixels, t.gflops_one, 100 * t.gflops_one / p.gflops_one, count_of(p.threads, "thread"), t.gflops_all,
                100 * t.gflops_all / p.gflops_all);
-  fmt::print("memory bandwidth ({} threads, 256 MiB arrays):\n"
+  fmt::print("memory bandwidth ({}, 256 MiB arrays):\n"
              "  read:       {:8.1f} GB/s\n"
              "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"
              "best of 5 repetitions each; machine balance {:.1f} FLOP per byte read\n",
-             p.threads, p.read_gbs, p.triad_gbs, p.gflops_all / p.read_gbs);
+             count_of(p.threads, "thread"), p.read_gbs, p.triad_gbs, p.gflops_all / p.read_gbs);
   return kExitOk;
 }
 

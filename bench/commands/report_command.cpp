@@ -28,7 +28,7 @@ struct ReportOptions {
 CLI::App* add_report_options(CLI::App& app, ReportOptions& o) {
   CLI::App* cmd = app.add_subcommand("report", "Turn results files (convlab run --json) into an HTML page with plots, "
                                                "Markdown tables or Google Benchmark JSON");
-  cmd->add_option("files", o.files, "Results files, schema convlab/1")->required();
+  cmd->add_option("files", o.files, "Results files, schema convlab/1");  // checked by run_report, in convlab's words
   cmd->add_option("-o,--output", o.output, "Output file (HTML: required; Markdown: default stdout)");
   cmd->add_option("--format", o.format, "html or markdown")->capture_default_str();
   cmd->add_option("--gbench-json", o.gbench_json, "Also write the results in Google Benchmark's JSON layout");
@@ -37,6 +37,8 @@ CLI::App* add_report_options(CLI::App& app, ReportOptions& o) {
 
 // Exit 0; throws InputError (exit 2) for a bad file or option.
 int run_report(const ReportOptions& o) {
+  if (o.files.empty())
+    throw InputError("report needs at least one results file: convlab report R.json... -o report.html");
   if (o.format != "html" && o.format != "markdown")
     throw InputError(fmt::format("--format: '{}' is not one of html, markdown", o.format));
   if (o.format == "html" && o.output.empty() && o.gbench_json.empty())

@@ -14,6 +14,7 @@
 
 #include "bench/harness/build_info.hpp"
 #include "kernels/common/backends.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -169,7 +170,7 @@ std::string describe(const Environment& env) {
   for (const auto& [name, version] : env.libraries) libs += fmt::format("{}{} {}", libs.empty() ? "" : ", ", name, version);
   return fmt::format(
       "convlab {} ({}{}) {}\n"
-      "cpu:      {} ({} logical CPUs), {} threads in use\n"
+      "cpu:      {} ({}), {} in use\n"
       "build:    {} {} [{}], targets {}{}\n"
       "system:   {}, kernel {}\n"
       "libs:     {}\n"
@@ -177,7 +178,7 @@ std::string describe(const Environment& env) {
       "metal:    {}\n"
       "load:     {:.2f} cores busy with other work just before the run; 1-minute load average {:.2f}{}\n",
       env.convlab_version, env.git_commit.substr(0, 12), env.git_dirty ? ", dirty" : "", env.date_utc, env.cpu_model,
-      env.logical_cpus, env.threads, env.compiler, env.build_type, env.cxx_flags, env.isa,
+      count_of(env.logical_cpus, "logical CPU"), count_of(env.threads, "thread"), env.compiler, env.build_type, env.cxx_flags, env.isa,
       env.native_build ? " (native)" : " (portable)", env.os, env.kernel, libs, env.cuda, env.metal,
       env.other_busy_cores, env.load_average,
       env.busy() ? " -- WARNING: other work is using the cores; multi-threaded timings are not trustworthy" : "");

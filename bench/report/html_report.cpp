@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "bench/report/report_formats.hpp"
+#include "bench/report/wording.hpp"
 #include "bench/report/svg_plot.hpp"
 
 namespace convlab {
@@ -153,8 +154,8 @@ std::string html_report(const std::vector<ResultsFile>& files) {
   std::string s = fmt::format("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>convlab report</title>"
                               "<style>{}</style></head><body>\n<h1>convlab report</h1>\n<ol>", kStyle);
   for (const ResultsFile& f : files)
-    s += fmt::format("<li><code>{}</code>: {}, {} threads, {}{}</li>", escape(f.path), escape(f.context.value("cpu_model", "?")),
-                     f.context.value("threads", 0), escape(f.context.value("date_utc", "?")),
+    s += fmt::format("<li><code>{}</code>: {}, {}, {}{}</li>", escape(f.path), escape(f.context.value("cpu_model", "?")),
+                     count_of(f.context.value("threads", 0), "thread"), escape(f.context.value("date_utc", "?")),
                      f.complete ? "" : " <b class=\"warn\">INCOMPLETE (interrupted run)</b>");
   s += "</ol>\n<p class=\"note\">Every figure is computed from the stored trials (<code>samples_ms</code>). Percentiles: "
        "linear interpolation between order statistics (numpy's default); p99 from under 100 trials is flagged "

@@ -56,13 +56,23 @@ std::vector<std::string> summary_cells(const RowGroup& g, const Result& r, bool 
   return c;
 }
 
+namespace {
+// A context value as a reader wants it: text as is, measured figures to 4 significant digits
+// (117.5, not 117.54892132028255: the file keeps every digit).
+std::string context_value(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) return fmt::format("{:.4g}", v.get<double>());
+  return v.dump();
+}
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> context_lines(const nlohmann::json& context) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [key, value] : context.items()) {
     if (value.is_object()) {
-      for (const auto& [sub, v] : value.items()) out.emplace_back(key + "." + sub, v.is_string() ? v.get<std::string>() : v.dump());
+      for (const auto& [sub, v] : value.items()) out.emplace_back(key + "." + sub, context_value(v));
     } else {
-      out.emplace_back(key, value.is_string() ? value.get<std::string>() : value.dump());
+      out.emplace_back(key, context_value(value));
     }
   }
   return out;
