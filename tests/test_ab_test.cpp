@@ -72,3 +72,20 @@ TEST_CASE("ab_test: the bootstrap interval is deterministic for a seed and moves
   CHECK(one.lo < 1.05);
   CHECK(one.hi > 1.05);
 }
+
+TEST_CASE("ab_test: a certain 0.3% difference is no meaningful difference; --min-effect moves the line") {
+  // 101 distinct samples 0.1% apart around 1 ms, and the same 0.3% faster: every test agrees B
+  // differs, but by less than the 2% that matters.
+  const std::vector<double> a = test::spread_samples(1.0, 0.001, 101);
+  std::vector<double> b = a;
+  for (double& x : b) x *= 0.997;
+  const AbComparison c = compare_samples(a, b);
+  CHECK(c.test.p < 1e-6);
+  CHECK(c.interval.hi < 1.0);
+  CHECK(c.verdict == Verdict::negligible);
+  CHECK(to_string(c.verdict) == "no meaningful difference");
+  CHECK(compare_samples(a, b, AbRules{.min_effect = 0.001}).verdict == Verdict::faster);
+  // 10% is meaningful at the default.
+  for (double& x : b) x = x / 0.997 * 0.9;
+  CHECK(compare_samples(a, b).verdict == Verdict::faster);
+}

@@ -2,6 +2,10 @@
 // and every bad file or value one line on stderr with exit 2.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
 #include "tests/cli_test_util.hpp"
 #include "tests/results_test_util.hpp"
 
@@ -98,4 +102,28 @@ TEST_CASE("cli policy: measures now when no file is given") {
   REQUIRE_MESSAGE(o.code == 0, o.err);
   CHECK(o.out.find("measured now with cpu.02_direct_xsimd") != std::string::npos);
   CHECK(o.out.find("recommended:") != std::string::npos);
+}
+
+TEST_CASE("cli compare: rows measured with different thread counts are not compared; other builds are warned about") {
+  std::vector<convlab::Result> one, two;
+  for (const std::int64_t batch : {1, 8}) {
+    one.push_back(stored_result("cpu.auto", batch, spread_samples(1.0, 0.02, 40)));
+    one.back().threads = 1;
+    two.push_back(stored_result("cpu.auto", batch, spread_samples(0.64, 0.02, 40)));
+    two.back().threads = batch == 1 ? 2 : 1;
+  }
+  const std::string a = write_results(scratch() / "threads1.json", one), b = write_results(scratch() / "threads2.json", two);
+  const Outcome o = run_convlab("compare " + a + " " + b);
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("not compared (measured with different thread counts):\n  lab-cnn cpu.auto batch 1 (A 1 thread, B 2 threads)") !=
+        std::string::npos);
+  CHECK(o.out.find("lab-cnn cpu.auto batch 1  ") == std::string::npos);  // no verdict line for it
+  CHECK(o.out.find("lab-cnn cpu.auto batch 8 ") != std::string::npos);   // same threads: compared
+  CHECK(o.out.find("WARNING") == std::string::npos);                     // the same build and machine
+  // A different machine is said loudly before any verdict.
+  nlohmann::json doc = nlohmann::json::parse(slurp(b));
+  doc["context"]["cpu_model"] = "Other CPU";
+  std::ofstream(b) << doc.dump(1);
+  CHECK(run_convlab("compare " + a + " " + b).out.find("WARNING: A and B were measured with different CPUs") !=
+        std::string::npos);
 }

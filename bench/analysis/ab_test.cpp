@@ -14,6 +14,7 @@ std::string_view to_string(Verdict v) {
   switch (v) {
     case Verdict::faster: return "faster";
     case Verdict::slower: return "slower";
+    case Verdict::negligible: return "no meaningful difference";
     case Verdict::no_difference: return "no significant difference";
     case Verdict::too_noisy: return "too noisy";
   }
@@ -92,7 +93,8 @@ AbComparison compare_samples(std::span<const double> a, std::span<const double> 
   if (std::min(a.size(), b.size()) < kMinSamples) {
     c.verdict = Verdict::too_noisy;
   } else if (c.test.p < rules.alpha && excludes_one) {
-    c.verdict = c.ratio < 1 ? Verdict::faster : Verdict::slower;
+    if (std::fabs(c.ratio - 1) < rules.min_effect) c.verdict = Verdict::negligible;
+    else c.verdict = c.ratio < 1 ? Verdict::faster : Verdict::slower;
   } else if (c.interval.lo < 1 - rules.noise || c.interval.hi > 1 + rules.noise) {
     c.verdict = Verdict::too_noisy;
   } else {

@@ -26,18 +26,22 @@ struct Interval {
 Interval bootstrap_median_ratio(std::span<const double> a, std::span<const double> b, int resamples,
                                 std::uint64_t seed, double level = 0.95);
 
-enum class Verdict { faster, slower, no_difference, too_noisy };
+enum class Verdict { faster, slower, negligible, no_difference, too_noisy };
 std::string_view to_string(Verdict v);
 
 // The rules, written into compare's output:
-//  - faster / slower: p < alpha AND the interval excludes 1 (both tests agree B differs);
+//  - faster / slower: p < alpha AND the interval excludes 1 (both tests agree B differs) AND the
+//    ratio is at least min_effect away from 1;
+//  - no meaningful difference (negligible): B differs for certain, by less than min_effect: a
+//    0.3% change that a thousand trials can prove is still not one a user cares about;
 //  - too noisy: otherwise, when either side has under kMinSamples trials or the interval reaches
 //    past 1 +- noise (a change of that size can be neither shown nor ruled out: measure again,
 //    with more trials or a quieter machine);
 //  - no significant difference: otherwise (the interval lies within 1 +- noise).
 struct AbRules {
   double alpha = 0.05;
-  double noise = 0.05;  // +-5%
+  double noise = 0.05;       // +-5%
+  double min_effect = 0.02;  // 2%: smaller certain differences are "no meaningful difference"
   int resamples = 2000;
   std::uint64_t seed = 1;
 };
