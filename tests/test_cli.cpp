@@ -165,6 +165,17 @@ TEST_CASE("cli: conv times single convolutions, checked against the oracle") {
   }
 }
 
+TEST_CASE("cli: every flag a row shows is explained under the table") {
+  // Over 2 GFLOP: the oracle checks a sample of the outputs, and the row and the legend say so.
+  const Outcome o = run_convlab("conv --problem mb16ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd --warmup 0 --trials 1");
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("sampled-check,") != std::string::npos);
+  CHECK(o.out.find("sampled-check = the outputs were checked against the oracle on an even sample of 4096") !=
+        std::string::npos);
+  CHECK(run_convlab("conv --problem mb1ic4ih8oc4oh8kh3ph1 --warmup 0 --trials 1").out.find("sampled-check") ==
+        std::string::npos);
+}
+
 TEST_CASE("cli: conv's bad input exits 2 with the file and line") {
   const fs::path dir = scratch();
   const fs::path bad = dir / "bad.txt";

@@ -42,6 +42,10 @@ TEST_CASE("cli lab: run --end-to-end on a folder reports the stages, their sum a
   CHECK(o.err.empty());
   CHECK(o.out.find("cpu.02_direct_xsimd end-to-end") != std::string::npos);
   CHECK(o.out.find("stages p50 per batch: decode ") != std::string::npos);
+  // GFLOP/s and %peak would divide the forward's FLOPs by decode + preprocess + forward: shown as -.
+  const std::string row = o.out.substr(o.out.find("cpu.02_direct_xsimd end-to-end"));
+  CHECK(row.substr(0, row.find('\n')).find("       -      -") != std::string::npos);
+  CHECK(o.out.find("end-to-end rows show no GFLOP/s or %peak") != std::string::npos);
   const auto doc = nlohmann::json::parse(slurp(json));
   REQUIRE(doc["results"].size() == 2);
   for (const auto& r : doc["results"]) {

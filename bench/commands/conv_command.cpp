@@ -15,6 +15,7 @@
 #include "bench/harness/interrupt.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -55,8 +56,8 @@ int run_conv(const ConvOptions& o) {
   const Environment env = collect_environment();
   Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
-  fmt::print("protocol: warmup {}, {} trials{}, outputs checked against cpu.00_reference before timing\n", o.warmup,
-             o.trials, o.interleave ? ", a problem's kernels interleaved trial by trial" : "");
+  fmt::print("protocol: warmup {}, {}{}, outputs checked against cpu.00_reference before timing\n", o.warmup,
+             count_of(o.trials, "trial"), o.interleave ? ", a problem's kernels interleaved trial by trial" : "");
   catch_interrupts();
   std::vector<Result> results;
   try {

@@ -7,13 +7,14 @@
 
 #include "bench/commands/cli.hpp"
 #include "bench/commands/cli_args.hpp"
-#include "bench/pipeline/end_to_end.hpp"
+#include "bench/harness/conv_bench.hpp"
 #include "bench/harness/interrupt.hpp"
 #include "bench/harness/progress.hpp"
+#include "bench/pipeline/end_to_end.hpp"
+#include "bench/report/wording.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "models/weight_file.hpp"
-#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -80,9 +81,21 @@ std::function<void(const Result&)> print_and_advance(const ModelBenchConfig& con
 }
 
 namespace {
-void print_flag_legend() {
+// What the flags in the rows mean: the harness's always, the rarer ones when a row shows them.
+void print_flag_legend(const std::vector<Result>& results) {
   fmt::print("\nflags: p99_few_trials = under {} trials; noisy_cv = std/mean over {:.0f}%; drift = halves' medians"
              " differ over {:.0f}%\n", kMinTrialsForP99, kMaxCv * 100, kMaxDrift * 100);
+  const auto any = [&results](auto&& shows) { return std::ranges::any_of(results, shows); };
+  if (any([](const Result& r) { return r.accuracy && r.accuracy->sampled; }))
+    fmt::print("       sampled-check = the outputs were checked against the oracle on an even sample of {} (the "
+               "problem has over {:.0f} GFLOP: the oracle would take minutes), not every one\n",
+               kSampledOutputs, kFullCheckMaxFlops / 1e9);
+  if (any([](const Result& r) { return !r.mistrusted.empty(); }))
+    fmt::print("       mistrusted = the outputs match the oracle but prove little (a constant output); the row says why\n");
+  if (any([](const Result& r) { return r.measurement.peak_rss_is_process_lifetime; }))
+    fmt::print("       peak_rss_is_process_lifetime = peak MiB is the process's high-water mark, not this row's\n");
+  if (any([](const Result& r) { return r.stages.has_value(); }))
+    fmt::print("       end-to-end rows show no GFLOP/s or %peak: their time includes decoding and preprocessing\n");
 }
 }  // namespace
 
@@ -106,7 +119,7 @@ int finish_measuring(const std::string& json, const std::string& csv, const Envi
     fmt::print("peak:     {:.1f} GFLOP/s measured again after the runs, {:.0f}% above the {:.1f} at the start: the\n"
                "          machine was busier then, and the % of peak above is up to {:.0f}% too high\n",
                peak.gflops_all_after, 100 * excess, peak.gflops_all, 100 * excess);
-  print_flag_legend();
+  print_flag_legend(results);
   const bool complete = !interrupted();
   const std::string note = fmt::format("interrupted by SIGINT: only the {} finished {} written",
                                         count_of(static_cast<std::int64_t>(results.size()), "result"),

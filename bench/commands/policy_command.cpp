@@ -19,6 +19,7 @@
 #include "bench/report/results_reader.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -89,8 +90,8 @@ std::vector<Result> measure_now(const PolicyOptions& o, std::string& kernel) {
   const RunOptions run{.model = o.model, .backend = o.backend, .kernels = kernel, .batches = o.batches,
                        .warmup = o.warmup, .trials = o.trials, .threads = o.threads, .seed = o.seed};
   const ModelBenchConfig config = model_bench_config(run);
-  fmt::print("measuring {} on {} with {} at batches {} ({} warmup, {} trials each)...\n", o.model, o.backend, kernel,
-             o.batches, o.warmup, o.trials);
+  fmt::print("measuring {} on {} with {} at batches {} ({} warmup, {} each)...\n", o.model, o.backend, kernel,
+             o.batches, o.warmup, count_of(o.trials, "trial"));
   std::fflush(stdout);
   return run_model_bench(config);
 }

@@ -12,6 +12,7 @@
 #include "bench/commands/measure_command.hpp"
 #include "bench/harness/interrupt.hpp"
 #include "bench/harness/progress.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -40,8 +41,8 @@ int run_model_command(const RunOptions& o, bool teaching_summary) {
   const Environment env = collect_environment();
   Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
-  fmt::print("model:    {} on {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n\n", o.model,
-             o.backend, o.warmup, o.trials, to_string(config.method));
+  fmt::print("model:    {} on {}, warmup {}, {} per batch, percentiles: {} interpolation\n\n", o.model, o.backend,
+             o.warmup, count_of(o.trials, "trial"), to_string(config.method));
   std::fputs(table_header().c_str(), stdout);
   std::vector<Result> results;
   {

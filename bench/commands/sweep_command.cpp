@@ -16,6 +16,7 @@
 #include "bench/harness/interrupt.hpp"
 #include "bench/harness/progress.hpp"
 #include "kernels/common/error.hpp"
+#include "bench/report/wording.hpp"
 
 namespace convlab {
 
@@ -117,8 +118,9 @@ int run_sweep(const SweepOptions& o) {
   catch_interrupts();
   const Environment env = collect_environment();
   Peak peak = print_context(env);
-  fmt::print("sweep:    {} on {}, batches {}, {}, warmup {}, {} trials per batch, percentiles: {} interpolation\n",
-             run.model, run.backend, run.batches, o.modes, run.warmup, run.trials, to_string(config.method));
+  fmt::print("sweep:    {} on {}, batches {}, {}, warmup {}, {} per batch, percentiles: {} interpolation\n",
+             run.model, run.backend, run.batches, o.modes, run.warmup, count_of(run.trials, "trial"),
+             to_string(config.method));
   if (end_to_end) fmt::print("images:   {}\n", config.images->source);
   std::fputs(("\n" + table_header()).c_str(), stdout);
   std::vector<Result> results;

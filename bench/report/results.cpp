@@ -79,10 +79,12 @@ std::string table_row(const Result& r) {
                          r.measurement.device_memory.peak_bytes
                              ? fmt::format("; device memory {:.2f} MiB", mib(*r.measurement.device_memory.peak_bytes))
                              : std::string());
-  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8.2f} {:>6} {:>9.3f} {:>8.1f}  {}\n{}",
+  // End-to-end rows: no GFLOP/s or %peak, since their time includes decoding and preprocessing.
+  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8} {:>6} {:>9.3f} {:>8.1f}  {}\n{}",
                      kernel, r.batch, r.latency.p50, r.latency.p95,
                      r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
-                     r.gflops(), r.peak_gflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak()) : std::string("-"),
+                     r.stages ? std::string("-") : fmt::format("{:.2f}", r.gflops()),
+                     r.peak_gflops > 0 && !r.stages ? fmt::format("{:.1f}", r.percent_of_peak()) : std::string("-"),
                      r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
                      joined(r.flags(), ","), device) + detail_lines(r) +
          (r.mistrusted.empty() ? "" : fmt::format("{:<24} {:>5} mistrusted: {}\n", "", "", r.mistrusted));
