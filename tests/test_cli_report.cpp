@@ -127,3 +127,24 @@ TEST_CASE("cli compare: rows measured with different thread counts are not compa
   CHECK(run_convlab("compare " + a + " " + b).out.find("WARNING: A and B were measured with different CPUs") !=
         std::string::npos);
 }
+
+TEST_CASE("cli policy: the printed check command carries the measurement's threads and kernel; another build is named") {
+  std::vector<convlab::Result> rows;
+  for (const std::int64_t batch : {1, 8, 32}) {
+    rows.push_back(stored_result("cpu.auto", batch, spread_samples(0.1 * static_cast<double>(batch), 0.02, 40)));
+    rows.back().threads = 1;
+  }
+  const std::string one_thread = write_results(scratch() / "policy1.json", rows);
+  const Outcome o = run_convlab("policy --model lab-cnn --rate 100 --slo-p99-ms 40 --from " + one_thread);
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("check it against a real run: convlab run --model lab-cnn --backend cpu --kernel cpu.auto --batch ") !=
+        std::string::npos);
+  CHECK(o.out.find(" --threads 1 --trials 200") != std::string::npos);
+  // The test file has no commit or flags of its own build, so it is not said to come from another.
+  CHECK(o.out.find("was measured by build") == std::string::npos);
+  nlohmann::json doc = nlohmann::json::parse(slurp(one_thread));
+  doc["context"]["git_commit"] = "0123456789abcdef";
+  std::ofstream(one_thread) << doc.dump(1);
+  CHECK(run_convlab("policy --model lab-cnn --rate 100 --slo-p99-ms 40 --from " + one_thread)
+            .out.find("was measured by build 0123456789ab") != std::string::npos);
+}

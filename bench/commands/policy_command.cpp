@@ -15,6 +15,7 @@
 #include "bench/commands/cli.hpp"
 #include "bench/commands/cli_args.hpp"
 #include "bench/commands/measure_command.hpp"
+#include "bench/harness/build_info.hpp"
 #include "bench/harness/model_bench.hpp"
 #include "bench/report/results_reader.hpp"
 #include "kernels/common/backends.hpp"
@@ -117,6 +118,18 @@ CLI::App* add_policy_options(CLI::App& app, PolicyOptions& o) {
   return cmd;
 }
 
+// The run that checks a recommendation, with every setting that shaped the service times: the
+// kernel, the thread count and the mode of the rows they came from (a 2-thread check of a
+// 1-thread measurement measures something else).
+std::string check_command(const Result& row, const PolicyOptions& o, std::int64_t batch) {
+  std::string command = fmt::format("convlab run --model {} --backend {} --kernel {} --batch {}", o.model, row.backend,
+                                    row.kernel, batch);
+  if (row.threads > 0) command += fmt::format(" --threads {}", row.threads);
+  if (row.mode == "end-to-end")
+    command += std::string(" --end-to-end") + (row.images.rfind("generated", 0) == 0 ? "" : " --images DIR");
+  return command + " --trials 200";
+}
+
 // Exit 0 with a recommendation or the reason none meets the SLO; InputError (exit 2) for bad input.
 int run_policy(const PolicyOptions& o) {
   if (!(o.rate > 0)) throw InputError(fmt::format("--rate: {} must be above 0 requests per second", o.rate));
@@ -132,8 +145,15 @@ int run_policy(const PolicyOptions& o) {
     measured = measure_now(o, kernel);
     source = fmt::format("measured now with {}", kernel);
   } else {
-    measured = read_results_file(o.from).results;
+    const ResultsFile file = read_results_file(o.from);
+    measured = file.results;
     source = "'" + o.from + "'";
+    // The check command below runs this binary: say when the file came from another build.
+    const std::string file_build = file.context.value("git_commit", ""), flags = file.context.value("cxx_flags", "");
+    if ((!file_build.empty() && file_build != build::git_commit) || (!flags.empty() && flags != build::kCxxFlags))
+      fmt::print("note: {} was measured by build {} ({}), this binary is {} ({}): check the recommendation with that "
+                 "build\n",
+                 source, file_build.substr(0, 12), flags, std::string(build::git_commit).substr(0, 12), build::kCxxFlags);
   }
   ServiceTimes service;
   const std::vector<const Result*> rows = pick_rows(measured, o, source);
@@ -172,9 +192,9 @@ int run_policy(const PolicyOptions& o) {
                "utilisation {:.0f}%, mean batch {:.2f}\n",
                p.policy.max_batch, p.policy.max_wait_ms, p.p99_ms, o.slo_p99_ms - p.p99_ms, o.slo_p99_ms,
                100 * p.utilisation, p.mean_batch);
-    fmt::print("check it against a real run: convlab run --model {} --backend {} --kernel {} --batch {} --trials 200"
-               " (its latency is the service time above; the simulation adds the queueing and the wait)\n",
-               o.model, o.backend, rows.front()->kernel, p.policy.max_batch);
+    fmt::print("check it against a real run: {} (its latency is the service time above; the simulation adds the "
+               "queueing and the wait)\n",
+               check_command(*rows.front(), o, p.policy.max_batch));
   } else if (o.rate >= capacity) {
     fmt::print("\nnone can: {}/s exceeds the capacity with batches up to {} ({:.0f}/s: batch / mean latency, at its best "
                "size); measure larger batches, a faster kernel, or add workers\n",
