@@ -155,3 +155,25 @@ TEST_CASE("peak: the register tile's ceiling is measured, its work never optimis
   // compiler dropped some of its work.
   CHECK(tile < 1.5 * fma);
 }
+
+TEST_CASE("peak: a measurement that cannot be the machine's peak says why") {
+  Peak quiet{.simd_lanes = 8, .threads = 2, .gflops_one = 57, .gflops_all = 112};
+  quiet.tiles = {{.k_blocks = 2, .pixels = 6, .gflops_one = 50, .gflops_all = 98}};
+  CHECK(peak_warnings(quiet, 0.02, 0.05).empty());
+  // All threads no faster than one (117 on 2 against 114 on 1, as reported on a busy VM).
+  Peak shared = quiet;
+  shared.gflops_one = 114;
+  shared.gflops_all = 117;
+  shared.tiles.clear();
+  const auto w = peak_warnings(shared, 0.0, 0.0);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0].find("2 threads were not faster than one") == 0);
+  // A tile at 104% of the FMA peak: the FMA loop met a busier moment.
+  Peak tile = quiet;
+  tile.tiles[0].gflops_all = 1.04 * quiet.gflops_all;
+  REQUIRE(peak_warnings(tile, 0.0, 0.0).size() == 1);
+  CHECK(peak_warnings(tile, 0.0, 0.0)[0].find("ran above the FMA peak") != std::string::npos);
+  // Other work around the measurement.
+  REQUIRE(peak_warnings(quiet, 0.9, 0.0).size() == 1);
+  CHECK(peak_warnings(quiet, 0.9, 0.0)[0].find("other work kept 0.90 cores busy") == 0);
+}

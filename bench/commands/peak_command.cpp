@@ -1,4 +1,6 @@
 // `convlab peak`: this machine's measured ceilings, the denominators of every "% of peak".
+#include <omp.h>
+
 #include <memory>
 
 #include <fmt/format.h>
@@ -6,6 +8,7 @@
 #include "bench/commands/cli.hpp"
 #include "bench/commands/cli_args.hpp"
 #include "bench/commands/commands.hpp"
+#include "bench/harness/environment.hpp"
 #include "bench/harness/peak.hpp"
 #include "bench/report/wording.hpp"
 
@@ -15,7 +18,10 @@ namespace {
 
 int run_peak(int threads) {
   set_threads(threads);
+  const int cpus = omp_get_num_procs();
+  const double busy_before = other_busy_cores_now(cpus);
   const Peak p = measure_peak(/*quick=*/false);
+  const double busy_after = other_busy_cores_now(cpus);
   fmt::print("FP32 FMA peak ({} lanes per SIMD register, this build's ISA):\n"
              "  1 thread:   {:8.1f} GFLOP/s\n"
              "  {}: {:8.1f} GFLOP/s\n",
@@ -30,6 +36,9 @@ int run_peak(int threads) {
              "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"
              "best of 5 repetitions each; machine balance {:.1f} FLOP per byte read\n",
              count_of(p.threads, "thread"), p.read_gbs, p.triad_gbs, p.gflops_all / p.read_gbs);
+  fmt::print("other work on the cores: {:.2f} busy before, {:.2f} after (sampled while convlab slept)\n", busy_before,
+             busy_after);
+  for (const std::string& warning : peak_warnings(p, busy_before, busy_after)) fmt::print("WARNING: {}\n", warning);
   return kExitOk;
 }
 

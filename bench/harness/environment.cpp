@@ -85,16 +85,16 @@ std::pair<double, double> cpu_jiffies() {
   return {user + nice + system + idle + iowait + irq + softirq + steal, idle + iowait};
 }
 
+}  // namespace
+
 // This process sleeps while it samples, so whatever kept the cores busy was someone else.
-double busy_cores_while_idle(int logical_cpus) {
+double other_busy_cores_now(int logical_cpus) {
   const auto [total0, idle0] = cpu_jiffies();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   const auto [total1, idle1] = cpu_jiffies();
   if (total1 <= total0) return -1;
   return (1.0 - (idle1 - idle0) / (total1 - total0)) * logical_cpus;
 }
-
-}  // namespace
 
 Environment collect_environment() {
   Environment env;
@@ -134,7 +134,7 @@ Environment collect_environment() {
   std::ifstream loadavg("/proc/loadavg");
   loadavg >> env.load_average;
   if (!loadavg) env.load_average = -1;
-  env.other_busy_cores = busy_cores_while_idle(env.logical_cpus);
+  env.other_busy_cores = other_busy_cores_now(env.logical_cpus);
   return env;
 }
 

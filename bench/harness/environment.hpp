@@ -34,6 +34,9 @@ struct Environment {
 };
 
 Environment collect_environment();
+// Cores kept busy by other processes now, sampled over 100 ms while this thread sleeps; -1 when
+// /proc/stat cannot tell. Over 0.25 the machine counts as busy (Environment::busy).
+double other_busy_cores_now(int logical_cpus);
 nlohmann::json to_json(const Environment& env);
 // A few lines for the top of a human report.
 std::string describe(const Environment& env);

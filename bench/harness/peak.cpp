@@ -135,6 +135,26 @@ double register_tile_gflops(int k_blocks, int threads, long calls) {
   throw InputError(fmt::format("register tile: {} k blocks is not measured (2 or {})", k_blocks, cpu::kMaxKBlocks));
 }
 
+std::vector<std::string> peak_warnings(const Peak& p, double busy_before, double busy_after) {
+  std::vector<std::string> w;
+  if (const double busy = std::max(busy_before, busy_after); busy > 0.25)
+    w.push_back(fmt::format("other work kept {:.2f} cores busy around the measurement (before {:.2f}, after {:.2f}): "
+                            "the figures are lower than this machine's peak",
+                            busy, busy_before, busy_after));
+  if (p.threads > 1 && p.gflops_all < 1.1 * p.gflops_one)
+    w.push_back(fmt::format("{} threads were not faster than one ({:.1f} against {:.1f} GFLOP/s): the cores were "
+                            "shared with other work, so the all-threads figure is not this machine's peak",
+                            p.threads, p.gflops_all, p.gflops_one));
+  for (const TileCeiling& t : p.tiles)
+    if (t.gflops_one > 1.02 * p.gflops_one || t.gflops_all > 1.02 * p.gflops_all) {
+      w.push_back(fmt::format("the {} x {} tile ran above the FMA peak ({:.1f} / {:.1f} GFLOP/s against {:.1f} / "
+                              "{:.1f}): the FMA loop met a busier moment, and its figure is too low",
+                              t.k_blocks, t.pixels, t.gflops_one, t.gflops_all, p.gflops_one, p.gflops_all));
+      break;
+    }
+  return w;
+}
+
 Peak measure_peak(bool quick) {
   Peak peak;
   peak.simd_lanes = static_cast<int>(Batch::size);

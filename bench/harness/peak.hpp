@@ -2,6 +2,7 @@
 // GFLOP/s also shows the percentage of this measured peak: peaks are measured, never assumed.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,11 @@ struct Peak {
   double read_gbs = 0;          // memory read bandwidth, all threads (sum over a large array)
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
+
+// Why a measured peak may not be this machine's: other work on the cores before or after the
+// measurement (other_busy_cores_now, -1 when unknown), all threads no faster than one, a tile
+// ceiling above the FMA peak (the FMA loop met a busier moment). Empty when none applies.
+std::vector<std::string> peak_warnings(const Peak& peak, double busy_before, double busy_after);
 
 // quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 5 s, with the
 // register tiles' ceilings and bandwidth.
