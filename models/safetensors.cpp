@@ -139,7 +139,11 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& label)
   return file;
 }
 
-TensorFile read_safetensors(const std::string& path) { return parse_safetensors(read_file(path), path); }
+TensorFile read_safetensors(const std::string& path) {
+  TensorFile file = parse_safetensors(read_file(path), path);
+  file.path = path;
+  return file;
+}
 
 std::string serialize_safetensors(const TensorFile& file) {
   json header = json::object();

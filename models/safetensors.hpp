@@ -26,6 +26,7 @@ struct StoredTensor {
 };
 
 struct TensorFile {
+  std::string path;  // where it was read from (read_safetensors), for messages; empty otherwise
   std::map<std::string, StoredTensor> tensors;
   std::map<std::string, std::string> metadata;  // "__metadata__": string to string
 };

@@ -62,9 +62,10 @@ TEST_CASE("cli errors: run --weights that do not fit the model are named, tensor
 TEST_CASE("cli errors: validate's input and expect files of the wrong shape or model") {
   const std::string args = "validate --model resnet8 --weights " + kData + "resnet8/weights.safetensors ";
   check_usage_error(args + "--input " + kData + "lenet5/b1/input.safetensors --expect " + kData + "resnet8/b1/expect.safetensors",
-                    "input tensor has shape [1,1,28,28], resnet8 needs N x 3 x 32 x 32");
+                    "the input file '" + kData + "lenet5/b1/input.safetensors': tensor 'input' has shape [1,1,28,28], "
+                    "resnet8 needs N x 3 x 32 x 32");
   check_usage_error(args + "--input " + kData + "resnet8/b1/expect.safetensors --expect " + kData + "resnet8/b1/expect.safetensors",
-                    "has no tensor 'input'");
+                    "the input file '" + kData + "resnet8/b1/expect.safetensors' has no tensor 'input'");
   check_usage_error(args + "--input " + kData + "resnet8/b1/input.safetensors --expect " + kData + "lab-cnn/b1/expect.safetensors",
                     "is not a layer of resnet8");
   check_usage_error(args + "--input " + kData + "resnet8/b1/input.safetensors --expect /nonexistent/e.safetensors",

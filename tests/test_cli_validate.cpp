@@ -2,6 +2,8 @@
 // pass, 1 when a kernel fails, 2 (one line) for bad usage or a bad file.
 #include <doctest/doctest.h>
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "models/safetensors.hpp"
@@ -73,4 +75,25 @@ TEST_CASE("cli run: --per-layer prints each layer's median and share, and writes
   for (const auto& l : layers) share += l["share"].get<double>();
   CHECK(share == doctest::Approx(1.0));
   CHECK(layers[0]["kernel"] == "cpu.00_reference");
+}
+
+TEST_CASE("cli validate: tools/export_torch.py finds the Python that has torch, or says which one lacks it") {
+  const std::string script = std::string(CONVLAB_SOURCE_DIR) + "/tools/export_torch.py --help";
+  if (run_convlab_with("/usr/bin/python3 -c 'import torch'").code != 0) {
+    std::printf("SKIPPED: /usr/bin/python3 has no torch here (python3-torch is not installed)\n");
+    return;
+  }
+  // Another python3 without torch first (here: a copy of Debian's run without its site packages)
+  // hands over to Debian's, which has it.
+  const fs::path other = scratch() / "other-python";
+  fs::create_directories(other);
+  fs::copy_file("/usr/bin/python3", other / "python3", fs::copy_options::overwrite_existing);
+  const Outcome handed_over = run_convlab_with((other / "python3").string() + " -S " + script);
+  CHECK_MESSAGE(handed_over.code == 0, handed_over.err);
+  CHECK(handed_over.out.find("usage: export_torch.py") != std::string::npos);
+  // Debian's own Python without torch (its site packages off) says what is missing, in one line.
+  const Outcome missing = run_convlab_with("/usr/bin/python3 -S " + script);
+  CHECK(missing.code != 0);
+  CHECK(lines(missing.err) == 1);
+  CHECK(missing.err.find("export_torch.py: /usr/bin/python3 has no torch: install it (Debian: apt-get install python3-torch)") == 0);
 }

@@ -102,12 +102,15 @@ TEST_CASE("validate: references that do not fit the network are errors") {
   const Network lenet = build_from_file(*find_model("lenet5"), g.weights, "w");
   const Network cnn = build_lab_cnn(seeded_weights(1));
   CHECK_THROWS_WITH_AS(check_reference(cnn, g.input, g.expect),
-                       "input tensor has shape [1,1,28,28], lab-cnn needs N x 3 x 32 x 32", InputError);
+                       ("the input file '" + g.input.path + "': tensor 'input' has shape [1,1,28,28], lab-cnn needs N x 3 x 32 x 32")
+                           .c_str(),
+                       InputError);
   TensorFile expect = g.expect;
   expect.tensors["conv9"] = expect.tensors.at("output");
   CHECK_THROWS_WITH_AS(check_reference(lenet, g.input, expect), "expect tensor 'conv9' is not a layer of lenet5",
                        InputError);
   expect = g.expect;
   expect.tensors.erase("output");
-  CHECK_THROWS_WITH_AS(check_reference(lenet, g.input, expect), "the expect file has no tensor 'output'", InputError);
+  CHECK_THROWS_WITH_AS(check_reference(lenet, g.input, expect),
+                       ("the expect file '" + g.expect.path + "' has no tensor 'output'").c_str(), InputError);
 }

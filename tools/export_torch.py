@@ -19,7 +19,16 @@ import os
 import struct
 import sys
 
-import torch
+try:
+    import torch
+except ImportError:
+    # The python3 first on PATH may not be Debian's, which is the one with python3-torch: rerun
+    # this script with that one, or say which Python lacks what.
+    DEBIAN_PYTHON = "/usr/bin/python3"
+    if os.path.exists(DEBIAN_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(DEBIAN_PYTHON):
+        os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON] + sys.argv)
+    sys.exit(f"export_torch.py: {sys.executable} has no torch: install it (Debian: apt-get install python3-torch) "
+             f"or run this script with a Python that has it")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from torch_models import MODELS, init_reference_weights  # noqa: E402

@@ -64,14 +64,14 @@ LayerComparison compare_layer(const std::string& layer, std::span<const float> g
 }
 
 void check_reference(const Network& net, const TensorFile& input, const TensorFile& expect) {
-  const StoredTensor& x = float_tensor(input, "input", "the input file");
+  const StoredTensor& x = float_tensor(input, "input", fmt::format("the input file '{}'", input.path));
   const Shape item = net.input_item();
   if (x.shape.size() != 4 || x.shape[0] < 1 || x.shape[1] != item.c() || x.shape[2] != item.h() ||
       x.shape[3] != item.w())
-    throw InputError(fmt::format("input tensor has shape {}, {} needs N x {} x {} x {}", nlohmann::json(x.shape).dump(),
-                                 net.name(), item.c(), item.h(), item.w()));
+    throw InputError(fmt::format("the input file '{}': tensor 'input' has shape {}, {} needs N x {} x {} x {}",
+                                 input.path, nlohmann::json(x.shape).dump(), net.name(), item.c(), item.h(), item.w()));
   const std::int64_t batch = x.shape[0];
-  float_tensor(expect, "output", "the expect file");
+  float_tensor(expect, "output", fmt::format("the expect file '{}'", expect.path));
   for (const auto& [name, t] : expect.tensors) {
     const auto& layers = net.layers();
     const auto it = std::ranges::find(layers, name, &Layer::name);  // (clang 14 lambdas cannot capture name)
