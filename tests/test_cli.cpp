@@ -2,6 +2,8 @@
 // value (and the choices), partial success exits 3, and a good run writes its files.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -189,4 +191,37 @@ TEST_CASE("cli: conv's bad input exits 2 with the file and line") {
   const fs::path empty = dir / "empty.txt";
   std::ofstream(empty) << "# nothing\n";
   check_usage_error("conv --problems " + empty.string(), "holds no problem");
+}
+
+TEST_CASE("cli: a row's memory is its own: the same row reports the same memory first or after a large one") {
+#ifdef CONVLAB_SANITIZED
+  std::printf("SKIPPED: ASan keeps freed memory in quarantine, so rows' resident memory is not their own\n");
+#else
+  const fs::path dir = scratch();
+  const std::string alone = (dir / "alone.json").string(), after = (dir / "after.json").string();
+  const std::string quick = " --warmup 0 --trials 2 --json ";
+  REQUIRE(run_convlab("run --kernel cpu.02_direct_xsimd --batch 1" + quick + alone).code == 0);
+  REQUIRE(run_convlab("run --kernel cpu.01_im2col_eigen,cpu.02_direct_xsimd --batch 128,1" + quick + after).code == 0);
+  const auto row = [](const std::string& path, const std::string& kernel, int batch) {
+    const nlohmann::json doc = nlohmann::json::parse(slurp(path));
+    for (const auto& r : doc["results"])
+      if (r["kernel"] == kernel && r["batch"] == batch) return r["memory"];
+    FAIL("no row " << kernel << " batch " << batch << " in " << path);
+    return nlohmann::json();
+  };
+  const auto first = row(alone, "cpu.02_direct_xsimd", 1), later = row(after, "cpu.02_direct_xsimd", 1);
+  const auto large = row(after, "cpu.01_im2col_eigen", 128);
+  CHECK(first["row_memory_is_own"] == true);
+  CHECK(later["row_memory_is_own"] == true);
+  const auto mib = [](const nlohmann::json& m) { return m["row_peak_bytes"].get<double>() / (1 << 20); };
+  CAPTURE(mib(first));
+  CAPTURE(mib(later));
+  CAPTURE(mib(large));
+  CHECK(mib(large) > 10 * mib(first));                  // batch 128 of im2col holds far more...
+  CHECK(std::abs(mib(later) - mib(first)) < 0.5);       // ...and none of it shows in the next row
+  // The plan's accounted bytes are beside it, and the row's peak holds them.
+  const double plan = (first["weights_bytes"].get<double>() + first["activations_bytes"].get<double>() +
+                       first["workspace_bytes"].get<double>()) / (1 << 20);
+  CHECK(mib(first) + 0.1 >= plan);
+#endif
 }

@@ -167,6 +167,8 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
       // all planned and checked first, then timed together round by round (measure_interleaved).
       std::vector<Result> rows;
       std::vector<std::unique_ptr<Prepared>> prepared;  // interleaved: rows[i]'s kernel, or null
+      RowMemoryProbe set_memory;  // interleaved: the kernels' memory is held together, no row's own
+      set_memory.start();
       for (const std::string& id : ids) {
         const KernelInfo* info = find_kernel(id);
         if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
@@ -177,6 +179,8 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
             .protocol = config.protocol, .method = config.method, .flops_per_item = p.with_batch(1).flops(),
             .peak_gflops = config.peak_gflops});
         std::unique_ptr<Prepared> k;
+        RowMemoryProbe memory;
+        if (!config.interleave) memory.start();
         try {
           k = prepare(*info, p, config.seed, *cpu, gpu, r);
           r.error = judge_accuracy(*r.accuracy, info->error_scale);
@@ -185,7 +189,9 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
             k.reset();
           } else if (!config.interleave) {
             Prepared& one = *k;
-            summarize_into(r, measure([&one] { one.run(); }, *one.device, config.protocol, clock), one, config, clock);
+            Measurement m = measure([&one] { one.run(); }, *one.device, config.protocol, clock);
+            r.row_memory = memory.finish(m.rss_before_bytes);  // before the layout timing resets the peak
+            summarize_into(r, std::move(m), one, config, clock);
             k.reset();
           }
         } catch (const std::bad_alloc&) {
@@ -204,8 +210,12 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
           }
         try {
           std::vector<Measurement> m = measure_interleaved(workloads, config.protocol, clock);
-          for (std::size_t j = 0; j < rows_timed.size(); ++j)
+          RowMemory shared = set_memory.finish(m.empty() ? 0 : m.front().rss_before_bytes);
+          shared.own = false;
+          for (std::size_t j = 0; j < rows_timed.size(); ++j) {
+            rows[rows_timed[j]].row_memory = shared;
             summarize_into(rows[rows_timed[j]], std::move(m[j]), *prepared[rows_timed[j]], config, clock);
+          }
         } catch (const std::bad_alloc&) {
           for (const std::size_t i : rows_timed) mark_out_of_memory(rows[i]);
         }

@@ -1,7 +1,11 @@
 #include "bench/harness/memory.hpp"
 
 #include <sys/resource.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
@@ -34,6 +38,31 @@ std::uint64_t current_rss_bytes() { return proc_status_kib("VmRSS") * 1024; }
 std::uint64_t peak_rss_bytes() {
   const std::uint64_t hwm = proc_status_kib("VmHWM") * 1024;
   return hwm != 0 ? hwm : rusage_peak_bytes();
+}
+
+namespace {
+// Returns freed heap memory to the system. glibc: a fixed mmap threshold (its dynamic one grows
+// after large frees, after which large blocks stay in the heap) and malloc_trim. False where the
+// allocator offers neither.
+bool release_free_memory() {
+#if defined(__GLIBC__)
+  static const bool fixed_threshold = mallopt(M_MMAP_THRESHOLD, 128 * 1024) == 1;
+  return malloc_trim(0) >= 0 && fixed_threshold;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+void RowMemoryProbe::start() {
+  const bool released = release_free_memory();
+  own_ = released && reset_peak_rss();
+  baseline_ = current_rss_bytes();
+}
+
+RowMemory RowMemoryProbe::finish(std::uint64_t rss_before_runs) const {
+  const std::uint64_t peak = std::max(peak_rss_bytes(), rss_before_runs);
+  return {.baseline_bytes = baseline_, .peak_bytes = peak > baseline_ ? peak - baseline_ : 0, .own = own_};
 }
 
 bool reset_peak_rss() {

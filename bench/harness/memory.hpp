@@ -11,4 +11,26 @@ std::uint64_t peak_rss_bytes();     // high-water mark since process start or th
 // Returns false where the system does not allow it; the peak is then the process's lifetime peak.
 bool reset_peak_rss();
 
+// One result row's own memory. The allocator keeps freed pages, so a process's resident memory
+// remembers every earlier row: before a row is planned, freed memory is returned to the system
+// and the high-water mark reset, and the row's figure is the peak above that baseline, so the
+// same row reports the same memory whether it runs first or after a large one.
+struct RowMemory {
+  std::uint64_t baseline_bytes = 0;  // resident before the row's plan was built
+  std::uint64_t peak_bytes = 0;      // the row's peak above the baseline: its plan and its runs
+  bool own = false;  // false: the figure includes memory not the row's (nothing measured, no reset, shared)
+};
+// start() before the row's plan is built; finish(rss_before_runs) after its runs, given the
+// resident memory the harness read before the cold run (measure() resets the high-water mark
+// there, so the plan's own resident memory is taken from that reading).
+class RowMemoryProbe {
+ public:
+  void start();
+  RowMemory finish(std::uint64_t rss_before_runs) const;
+
+ private:
+  std::uint64_t baseline_ = 0;
+  bool own_ = false;
+};
+
 }  // namespace convlab

@@ -55,6 +55,8 @@ Result measure_one(const ModelBenchConfig& config, const Network& net, Device& d
   Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id, .batch = batch,
            .threads = omp_get_max_threads(), .protocol = config.protocol, .method = config.method,
            .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_gflops};
+  RowMemoryProbe memory;
+  memory.start();  // before the plan: its buffers are the row's
   try {
     NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
     fill_model_input(net, plan.input().span(), config.seed);
@@ -71,6 +73,7 @@ Result measure_one(const ModelBenchConfig& config, const Network& net, Device& d
     } else {
       r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
     }
+    r.row_memory = memory.finish(r.measurement.rss_before_bytes);  // before other measurements reset the peak
     if (plan.has_layout_changes())
       r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
     r.latency = summarize(r.measurement.samples_ms, config.method);

@@ -25,12 +25,14 @@ std::string_view to_string(ResultStatus status) {
 std::vector<std::string> Result::flags() const {
   std::vector<std::string> f = latency.flags;
   if (measurement.peak_rss_is_process_lifetime) f.emplace_back("peak_rss_is_process_lifetime");
+  if (!row_memory || !row_memory->own) f.emplace_back("memory_not_own");
   if (!mistrusted.empty()) f.emplace_back("mistrusted");
   return f;
 }
 
 namespace {
 double mib(std::uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+std::uint64_t plan_bytes(const MemoryAccount& m) { return m.weights_bytes + m.activations_bytes + m.workspace_bytes; }
 
 nlohmann::json summary_json(const Summary& s) {
   return {{"p50", s.p50}, {"p90", s.p90}, {"p95", s.p95}, {"p99", s.p99}, {"mean", s.mean},
@@ -45,9 +47,9 @@ std::string joined(const std::vector<std::string>& items, std::string_view sep) 
 }  // namespace
 
 std::string table_header() {
-  return fmt::format("{:<24} {:>5} {:>10} {:>10} {:>9} {:>10} {:>11} {:>8} {:>6} {:>9} {:>8}  {}\n", "kernel", "batch",
+  return fmt::format("{:<24} {:>5} {:>10} {:>10} {:>9} {:>10} {:>11} {:>8} {:>6} {:>9} {:>8} {:>8}  {}\n", "kernel", "batch",
                      "p50 ms", "p95 ms", "layout ms", "ms/item", "items/s", "GFLOP/s", "%peak", "cold ms", "peak MiB",
-                     "flags");
+                     "plan MiB", "flags");
 }
 
 namespace {
@@ -80,12 +82,12 @@ std::string table_row(const Result& r) {
                              ? fmt::format("; device memory {:.2f} MiB", mib(*r.measurement.device_memory.peak_bytes))
                              : std::string());
   // End-to-end rows: no GFLOP/s or %peak, since their time includes decoding and preprocessing.
-  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8} {:>6} {:>9.3f} {:>8.1f}  {}\n{}",
+  return fmt::format("{:<24} {:>5} {:>10.3f} {:>10.3f} {:>9} {:>10.4f} {:>11.1f} {:>8} {:>6} {:>9.3f} {:>8.1f} {:>8.1f}  {}\n{}",
                      kernel, r.batch, r.latency.p50, r.latency.p95,
                      r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : std::string("-"), r.per_item_ms(), r.throughput_items_per_s(),
                      r.stages ? std::string("-") : fmt::format("{:.2f}", r.gflops()),
                      r.peak_gflops > 0 && !r.stages ? fmt::format("{:.1f}", r.percent_of_peak()) : std::string("-"),
-                     r.measurement.cold_ms, mib(r.measurement.peak_rss_bytes),
+                     r.measurement.cold_ms, mib(r.shown_peak_bytes()), mib(plan_bytes(r.model_memory)),
                      joined(r.flags(), ","), device) + detail_lines(r) +
          (r.mistrusted.empty() ? "" : fmt::format("{:<24} {:>5} mistrusted: {}\n", "", "", r.mistrusted));
 }
@@ -135,6 +137,9 @@ nlohmann::json to_json(const Result& r) {
       {"rss_before_bytes", m.rss_before_bytes},
       {"rss_after_bytes", m.rss_after_bytes},
       {"peak_rss_bytes", m.peak_rss_bytes},
+      {"row_baseline_rss_bytes", r.row_memory ? r.row_memory->baseline_bytes : 0},
+      {"row_peak_bytes", r.shown_peak_bytes()},
+      {"row_memory_is_own", r.row_memory && r.row_memory->own},
       {"weights_bytes", r.model_memory.weights_bytes},
       {"activations_bytes", r.model_memory.activations_bytes},
       {"workspace_bytes", r.model_memory.workspace_bytes},

@@ -11,6 +11,7 @@
 
 #include "bench/harness/environment.hpp"
 #include "bench/harness/harness.hpp"
+#include "bench/harness/memory.hpp"
 #include "bench/harness/per_layer.hpp"
 #include "bench/harness/stats.hpp"
 #include "models/network.hpp"
@@ -66,7 +67,8 @@ struct Result {
   Measurement measurement;
   Summary latency;                        // over measurement.samples_ms
   std::optional<Summary> device_latency;  // over measurement.device_samples_ms
-  MemoryAccount model_memory;
+  MemoryAccount model_memory;             // the bytes the plan accounts for
+  std::optional<RowMemory> row_memory;    // resident memory of this row alone (bench/harness/memory.hpp)
   double flops_per_item = 0;
   double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
   std::optional<ErrorStats> accuracy;  // against cpu.00_reference, where checked
@@ -83,6 +85,9 @@ struct Result {
   double per_item_ms() const { return latency.p50 / static_cast<double>(batch); }
   double throughput_items_per_s() const { return static_cast<double>(batch) * 1e3 / latency.p50; }
   std::vector<std::string> flags() const;  // the summary's flags plus the harness's
+  // The resident memory the row's "peak MiB" shows: its own peak where measured, else the
+  // process's high-water mark over its runs (flagged memory_not_own).
+  std::uint64_t shown_peak_bytes() const { return row_memory ? row_memory->peak_bytes : measurement.peak_rss_bytes; }
 };
 
 // Human table: one row per result, with the columns the batch 1 vs batch 32 lesson needs.

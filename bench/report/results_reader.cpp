@@ -113,6 +113,11 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
   r.mistrusted = rd.text_or(row, "mistrusted", "");
   if (row.contains("memory") && row["memory"].contains("peak_rss_bytes"))
     r.measurement.peak_rss_bytes = static_cast<std::uint64_t>(rd.integer(row["memory"], "peak_rss_bytes", 0));
+  if (row.contains("memory") && row["memory"].contains("row_peak_bytes"))  // files from before it: absent
+    r.row_memory = RowMemory{
+        .baseline_bytes = static_cast<std::uint64_t>(rd.integer(row["memory"], "row_baseline_rss_bytes", 0)),
+        .peak_bytes = static_cast<std::uint64_t>(rd.integer(row["memory"], "row_peak_bytes", 0)),
+        .own = row["memory"].value("row_memory_is_own", false)};
   if (row.contains("per_layer")) {
     if (!row["per_layer"].is_array()) rd.fail("field 'per_layer' is not a list");
     for (const json& l : row["per_layer"]) {
