@@ -39,7 +39,7 @@ bool fuses_add(const Network& net, std::size_t i) {
 
 // The pooling of layer i + 1 as the conv's ConvArgs::pool (kind kPoolNone when it is not a pool
 // of conv i alone).
-cuda::FusedPool pool_after(const Network& net, std::size_t i) {
+gpu::FusedPool pool_after(const Network& net, std::size_t i) {
   if (!feeds_only_next(net, i)) return {};
   const Layer& next = net.layers()[i + 1];
   const auto narrow = [](std::int64_t v) { return static_cast<int>(v); };
@@ -47,22 +47,22 @@ cuda::FusedPool pool_after(const Network& net, std::size_t i) {
   switch (next.kind) {
     case LayerKind::max_pool:
     case LayerKind::avg_pool:
-      return {.kind = next.kind == LayerKind::max_pool ? cuda::kPoolMax : cuda::kPoolAvg,
+      return {.kind = next.kind == LayerKind::max_pool ? gpu::kPoolMax : gpu::kPoolAvg,
               .kernel = narrow(next.pool.kernel), .stride = narrow(next.pool.stride), .pad = narrow(next.pool.pad),
               .oh = oh, .ow = ow};
-    case LayerKind::global_avg_pool: return {.kind = cuda::kPoolGlobalAvg, .oh = 1, .ow = 1};
+    case LayerKind::global_avg_pool: return {.kind = gpu::kPoolGlobalAvg, .oh = 1, .ow = 1};
     default: return {};
   }
 }
 }  // namespace
 
 GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels,
-                               cuda::GpuRuntime& rt, bool fuse)
+                               gpu::GpuRuntime& rt, bool fuse)
     : net_(net), batch_(batch), rt_(rt), host_input_(batched(net.input_item(), batch)),
       host_output_(batched(net.output_item(), batch)) {
   if (batch < 1) throw InputError(fmt::format("batch {} must be at least 1", batch));
   const auto& layers = net.layers();
-  input_ = cuda::DeviceBuffer(rt, static_cast<std::size_t>(host_input_.elems()));
+  input_ = gpu::DeviceBuffer(rt, static_cast<std::size_t>(host_input_.elems()));
   memory_.activations_bytes += input_.bytes();
   activations_.resize(layers.size());
   convs_.resize(layers.size());
@@ -75,27 +75,27 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
     if (l.kind == LayerKind::conv) {
       const ConvProblem p = l.conv.with_batch(batch);
       const std::string& kernel_id = kernels.for_layer(l.name);
-      const int variant = rt.conv_variant(kernel_id, p);
-      if (std::string why = rt.conv_unsupported(variant, p); !why.empty())
+      const gpu::ConvKernel& kernel = rt.conv_kernel(kernel_id, p);
+      if (std::string why = gpu::unsupported(kernel, p); !why.empty())
         throw InputError(fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(p), why));
-      const cuda::FusedPool pool = fuse && rt.conv_fuses_pool(variant) ? pool_after(net, i) : cuda::FusedPool{};
-      fused_[i] = fuse && (fuses_add(net, i) || pool.kind != cuda::kPoolNone);
+      const gpu::FusedPool pool = fuse && kernel.fuses_pool ? pool_after(net, i) : gpu::FusedPool{};
+      fused_[i] = fuse && (fuses_add(net, i) || pool.kind != gpu::kPoolNone);
       Epilogue e = l.epilogue;
       if (fused_[i] && layers[i + 1].kind == LayerKind::add)
         e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
       convs_[i].emplace(rt, kernel_id, p, ConvWeights{l.weight, l.bias}, e, pool);
-      kernel_ids_[i] = convs_[i]->variant();
+      kernel_ids_[i] = convs_[i]->kernel_id();
       memory_.weights_bytes += convs_[i]->weight_bytes();
       memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
     } else if (l.kind == LayerKind::linear) {
-      linear_weights_[i] = cuda::DeviceBuffer(rt, l.weight.size());
-      linear_biases_[i] = cuda::DeviceBuffer(rt, l.bias.size());
+      linear_weights_[i] = gpu::DeviceBuffer(rt, l.weight.size());
+      linear_biases_[i] = gpu::DeviceBuffer(rt, l.bias.size());
       rt.upload(linear_weights_[i].data(), l.weight.data(), l.weight.size());
       rt.upload(linear_biases_[i].data(), l.bias.data(), l.bias.size());
       memory_.weights_bytes += linear_weights_[i].bytes() + linear_biases_[i].bytes();
     }
     if (!fused_[i]) {
-      activations_[i] = cuda::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
+      activations_[i] = gpu::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
       memory_.activations_bytes += activations_[i].bytes();
     }
   }
@@ -136,7 +136,7 @@ void GpuNetworkPlan::run_layer(std::size_t i) {
     case LayerKind::max_pool:
     case LayerKind::avg_pool: {
       const Shape o = batched(l.out_item, batch_);
-      rt_.pool(cuda::PoolArgs{.in = in, .out = out, .planes = narrow(in_shape.n() * in_shape.c()), .h = narrow(in_shape.h()),
+      rt_.pool(gpu::PoolArgs{.in = in, .out = out, .planes = narrow(in_shape.n() * in_shape.c()), .h = narrow(in_shape.h()),
                               .w = narrow(in_shape.w()), .oh = narrow(o.h()), .ow = narrow(o.w()),
                               .kernel = narrow(l.pool.kernel), .stride = narrow(l.pool.stride), .pad = narrow(l.pool.pad)},
                l.kind == LayerKind::avg_pool);
@@ -187,9 +187,9 @@ Tensor GpuNetworkPlan::download_activation(int layer) {
 std::string GpuNetworkPlan::explain(int layer) const {
   const auto i = static_cast<std::size_t>(layer);
   if (!convs_.at(i)) return {};
-  if (!fused_[i]) return convs_[i]->variant();
+  if (!fused_[i]) return std::string(convs_[i]->kernel_id());
   const LayerKind next = net_.layers()[i + 1].kind;
-  return fmt::format("{} + {} fused", convs_[i]->variant(), next == LayerKind::add ? "residual add" : to_string(next));
+  return fmt::format("{} + {} fused", convs_[i]->kernel_id(), next == LayerKind::add ? "residual add" : to_string(next));
 }
 
 }  // namespace convlab

@@ -9,7 +9,6 @@
 //   loads. Expect a few percent of the FP32 peak; the point is a GPU baseline that is obviously
 //   right.
 // Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.00_naive
-#include "kernels/cuda/conv_args.hpp"
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {
@@ -40,5 +39,13 @@ __global__ void conv_naive(ConvArgs a) {
   }
   a.out[i] = conv_epilogue(a, k, i, acc);
 }
+
+// Its row: every problem, OIHW weights; a thread per output.
+struct naive : KernelDefaults {
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    launch(elementwise_launch(output_pixels(a.p) * a.p.k), conv_naive, a);
+  }
+};
 
 }  // namespace convlab::cuda

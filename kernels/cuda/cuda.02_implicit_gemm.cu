@@ -28,4 +28,15 @@ __global__ void __launch_bounds__(kGemmThreads) conv_implicit_gemm(ConvArgs a) {
   gemm_store_outputs(a, acc, k0, pix0, static_cast<long long>(a.p.oh) * a.p.ow * a.p.n);
 }
 
+// Its row: groups 1; weights transposed for the GEMM tile.
+struct implicit_gemm : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) { return gemm_weights(p, oihw); }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    launch(LaunchShape{{blocks(output_pixels(a.p), kGemmBN), blocks(a.p.k, kGemmBM), 1}, {kGemmThreads, 1, 1}, 0},
+           conv_implicit_gemm, a);
+  }
+};
+
 }  // namespace convlab::cuda

@@ -38,4 +38,19 @@ __global__ void conv_depthwise(ConvArgs a) {
   a.out[o] = conv_epilogue(a, c, o, acc);
 }
 
+// Its row: depthwise layers only, an output plane within grid y; OIHW weights.
+struct depthwise : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) {
+    if (!p.is_depthwise()) return "not depthwise (needs groups = C = K)";
+    if (blocks(p.out_h() * p.out_w(), 256) > kMaxGridYZ) return "an output plane too large";
+    return {};
+  }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    const ConvShape& p = a.p;
+    launch(LaunchShape{{static_cast<unsigned>(p.n * p.c), blocks(static_cast<long long>(p.oh) * p.ow, 256), 1}, {256, 1, 1}, 0},
+           conv_depthwise, a);
+  }
+};
+
 }  // namespace convlab::cuda

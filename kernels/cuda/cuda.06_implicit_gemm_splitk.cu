@@ -5,7 +5,7 @@
 //   and a long reduction (64 x 3 x 3 = 576 taps: 36 steps, each a round trip to memory, done one
 //   after another). Here the reduction is also split across blocks (grid z): each block sums its
 //   share of the steps for its tile into a workspace, and a second small kernel adds the shares
-//   in a fixed order and applies the epilogue. dispatch.cpp picks the number of splits from the
+//   in a fixed order and applies the epilogue. split_k (dispatch.cpp) picks the number of splits from the
 //   problem alone (enough blocks to fill a large GPU, at least two steps each), so the result is
 //   the same on every run and every device.
 // Why faster: a latency-bound layer becomes many short blocks in parallel; the cost is writing
@@ -94,5 +94,30 @@ __global__ void splitk_reduce_global_avg(ConvArgs a, const float* partial, int s
   sum = warp_sum(sum);
   if (lane == 0) a.out[warp] = sum / static_cast<float>(plane);
 }
+
+// Its row: groups 1; weights transposed for the GEMM tile; a workspace of partial sums; the pool
+// after it done by its reduction kernel.
+struct implicit_gemm_splitk : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) { return gemm_weights(p, oihw); }
+  static std::size_t workspace_floats(const ConvShape& p) {
+    return static_cast<std::size_t>(split_k(p).splits) * p.k * p.n * p.oh * p.ow;
+  }
+  static constexpr bool fuses_pool = true;
+
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* workspace) {
+    const SplitK split = split_k(a.p);
+    launch(LaunchShape{{blocks(output_pixels(a.p), kGemmBN), blocks(a.p.k, kGemmBM), static_cast<unsigned>(split.splits)},
+                       {kGemmThreads, 1, 1}, 0},
+           conv_implicit_gemm_splitk, a, workspace, split.steps_per_split);
+    const float* partial = workspace;
+    const long long planes = static_cast<long long>(a.p.n) * a.p.k;
+    if (a.pool.kind == kPoolGlobalAvg) return launch(warp_launch(planes), splitk_reduce_global_avg, a, partial, split.splits);
+    const bool pooled = a.pool.kind != kPoolNone;
+    const long long outputs = planes * (pooled ? a.pool.oh : a.p.oh) * (pooled ? a.pool.ow : a.p.ow);
+    launch(elementwise_launch(outputs), splitk_reduce, a, partial, split.splits);
+  }
+};
 
 }  // namespace convlab::cuda

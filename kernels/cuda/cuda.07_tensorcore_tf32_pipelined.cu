@@ -28,10 +28,16 @@
 #include "kernels/simt/wmma.hpp"
 #endif
 
+#include <algorithm>
+
 #include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {
+
+// Block tile of output channels x pixels, taps per reduction step, steps in flight, threads per
+// block (4 warps).
+constexpr int kTf32PipeBM = 64, kTf32PipeBN = 128, kTf32PipeBK = 16, kTf32PipeStages = 3, kTf32PipeThreads = 128;
 
 namespace {
 template <class Fragment>
@@ -134,5 +140,22 @@ __global__ void __launch_bounds__(kTf32PipeThreads) conv_tensorcore_tf32_pipelin
   __syncthreads();
   write_tile_nchw(a, cs, kCStride, kBM, kBN, k0, pix0, tid, kThreads);
 }
+
+// Its row: groups 1; OIHW weights with each row of C*R*S taps padded with zeros to whole
+// reduction steps, so that every row of the weight tile is four aligned 16-byte copies.
+struct tensorcore_tf32_pipelined : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) {
+    const std::int64_t kd_total = p.c * p.r * p.s, padded = round_up(static_cast<int>(kd_total), kTf32PipeBK);
+    std::vector<float> t(static_cast<std::size_t>(p.k * padded), 0.0f);
+    for (std::int64_t k = 0; k < p.k; ++k) std::copy_n(oihw.begin() + k * kd_total, kd_total, t.begin() + k * padded);
+    return t;
+  }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    launch(LaunchShape{{blocks(output_pixels(a.p), kTf32PipeBN), blocks(a.p.k, kTf32PipeBM), 1}, {kTf32PipeThreads, 1, 1}, 0},
+           conv_tensorcore_tf32_pipelined, a);
+  }
+};
 
 }  // namespace convlab::cuda
