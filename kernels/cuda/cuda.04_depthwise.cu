@@ -10,6 +10,8 @@
 //   64-bit indices per output, and a warp may straddle two channels; here the plane is the
 //   block's and the index math is 32-bit. Expect a share of the memory bandwidth, not of the
 //   FP32 peak; the next step would be several outputs per thread, reusing loaded inputs.
+// Measured: not yet measured on a GPU as a single layer (bench/RESULTS.md times it only inside
+//   cuda.auto's network rows).
 // Any stride, padding and dilation.
 // Benchmark: convlab conv --backend cuda --problem g32mb32ic32ih32oc32oh32kh3ph1 --kernel cuda.04_depthwise
 #include "kernels/cuda/cuda_kernels.cuh"
