@@ -86,9 +86,8 @@ std::string any_problem(const ConvProblem&) { return {}; }
 std::string ungrouped_only(const ConvProblem& p) { return p.groups == 1 ? std::string() : "groups > 1"; }
 
 std::string patch_fits(const ConvProblem& p) {  // in 64 bits: p may be far too large for 32
-  const long long step_h = p.dilation_h + 1, step_w = p.dilation_w + 1;  // oneDNN's dilation: 0 = dense
-  const long long ph = (kTile - 1) * p.stride_h + (p.r - 1) * step_h + 1;
-  const long long pw = (kTile - 1) * p.stride_w + (p.s - 1) * step_w + 1;
+  const long long ph = (kTile - 1) * p.stride_h + (p.r - 1) * p.dilation_h + 1;
+  const long long pw = (kTile - 1) * p.stride_w + (p.s - 1) * p.dilation_w + 1;
   if (ph * pw > kPatchCapacity) return fmt::format("an input patch of {}x{} over {} floats", ph, pw, kPatchCapacity);
   if (p.r * p.s > kTapsCapacity) return fmt::format("a {}x{} kernel over {} taps", p.r, p.s, kTapsCapacity);
   return {};

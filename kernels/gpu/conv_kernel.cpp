@@ -30,7 +30,7 @@ ConvShape to_shape(const ConvProblem& p) {
   const auto i = [](std::int64_t v) { return static_cast<int>(v); };
   return ConvShape{.n = i(p.n), .c = i(p.c), .h = i(p.h), .w = i(p.w), .k = i(p.k), .r = i(p.r), .s = i(p.s),
                    .stride_h = i(p.stride_h), .stride_w = i(p.stride_w), .pad_h = i(p.pad_h), .pad_w = i(p.pad_w),
-                   .dil_h = i(p.dilation_h + 1), .dil_w = i(p.dilation_w + 1), .groups = i(p.groups),
+                   .dil_h = i(p.dilation_h), .dil_w = i(p.dilation_w), .groups = i(p.groups),
                    .oh = i(p.out_h()), .ow = i(p.out_w())};
 }
 
