@@ -24,7 +24,7 @@
 
 namespace convlab {
 
-class GpuNetworkPlan {
+class GpuNetworkPlan : public LayerWalk {
  public:
   // kernels: a kernel id of the runtime's backend per conv layer (cuda.00_naive ... cuda.auto on
   // CUDA, metal.00_naive ... metal.auto on Metal). Throws InputError when one is not a kernel of
@@ -35,20 +35,16 @@ class GpuNetworkPlan {
 
   Tensor& input() { return host_input_; }  // the host copy, filled by the caller
   void upload_input();                     // host input -> device (stream-ordered)
-  void forward();                          // every layer, on the device; launches only
   void download_output();                  // device output -> output() (after synchronize)
   const Tensor& output() const { return host_output_; }
-
-  // Each layer timed on the host clock with a synchronize after it (ms into layer_ms, one per
-  // layer). A layer fused into the conv before it shows about 0: its work is in the conv's time.
-  void forward_timed(std::span<double> layer_ms);
+  // forward() (every layer, on the device; launches only) and forward_timed() are LayerWalk's.
+  // Timed, a layer fused into the conv before it shows about 0: its work is in the conv's time.
 
   // For checking: layer i's output copied to the host (synchronises). Throws InputError for a
   // conv fused into the following layer: its output never exists.
   Tensor download_activation(int layer);
   bool materialised(int layer) const { return !fused_[static_cast<std::size_t>(layer)]; }
 
-  std::int64_t batch() const { return batch_; }
   const MemoryAccount& memory() const { return memory_; }
   // The kernel that runs each conv layer, in layer order (empty for other layers): an auto
   // kernel's choice, not cuda.auto or metal.auto. As NetworkPlan::kernel_ids(), for the per-layer profile.
@@ -58,11 +54,10 @@ class GpuNetworkPlan {
   std::string explain(int layer) const;
 
  private:
-  const float* device_input_of(int index) const;
-  void run_layer(std::size_t i);
+  void run_layer(std::size_t layer, const Operands& x) override;
+  float* buffer(int index) override;
+  void synchronize() override { rt_.synchronize(); }
 
-  const Network& net_;
-  std::int64_t batch_;
   gpu::GpuRuntime& rt_;
   Tensor host_input_, host_output_;
   gpu::DeviceBuffer input_;
