@@ -117,7 +117,7 @@ const gpu::ConvKernel& MetalRuntime::conv_kernel(std::string_view kernel_id, con
 }
 
 void MetalRuntime::conv(const gpu::ConvKernel& kernel, const gpu::ConvArgs& a, float*) {
-  const KernelDispatch& d = kDispatches[&kernel - conv_kernels().data()];
+  const KernelDispatch& d = kDispatches[&kernel - conv_kernels().data()];  // a row conv_kernel returned
   const MetalConv p = params(a);
   const Binding b[] = {{a.in}, {a.weight}, {a.bias}, {a.residual}, {a.out}, {&p, sizeof p}};
   encode(d.grid(d.function, a.p), b);

@@ -15,6 +15,8 @@ class LaunchingRuntime : public Base {
   const gpu::ConvKernel& conv_kernel(std::string_view kernel_id, const ConvProblem& p) const override {
     return cuda::conv_kernel(kernel_id, p);
   }
+  // `kernel` is one of conv_kernels()' rows (conv_kernel returned it), so its place there is
+  // its launch's place here.
   void conv(const gpu::ConvKernel& kernel, const ConvArgs& a, float* workspace) override {
     kConvLaunches[&kernel - conv_kernels().data()](launch_, a, workspace);
   }

@@ -4,7 +4,7 @@
 // the plain-int blocks of metal/metal_params.h.
 //
 // Shapes are 32-bit: GPU index arithmetic is fastest in 32 bits, and plan refuses tensors of
-// 2^31 elements or more (exceeds_32bit_indices, kernels/gpu/gpu_conv.hpp).
+// 2^31 elements or more (exceeds_32bit_indices, kernels/gpu/conv_kernel.hpp).
 #pragma once
 
 namespace convlab::gpu {
