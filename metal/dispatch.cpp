@@ -16,62 +16,58 @@ constexpr unsigned kSimdWidth = 32;
 
 unsigned blocks(long long count, long long per) { return static_cast<unsigned>((count + per - 1) / per); }
 
-// metal.01 and metal.03 stage the input under a 16 x 16 output tile in fixed threadgroup arrays.
-std::string patch_too_large(const ConvProblem& p) {  // in 64 bits: p may be far too large for 32
-  const long long step_h = p.dilation_h + 1, step_w = p.dilation_w + 1;  // oneDNN's dilation: 0 = dense
-  const long long ph = (kTile - 1) * p.stride_h + (p.r - 1) * step_h + 1;
-  const long long pw = (kTile - 1) * p.stride_w + (p.s - 1) * step_w + 1;
-  if (ph * pw > kPatchCapacity) return fmt::format("an input patch of {}x{} over {} floats", ph, pw, kPatchCapacity);
-  if (p.r * p.s > kTapsCapacity) return fmt::format("a {}x{} kernel over {} taps", p.r, p.s, kTapsCapacity);
-  return {};
-}
-
-MetalConv params(const cuda::ConvArgs& a) {
-  const cuda::ConvShape& s = a.p;
+MetalConv params(const gpu::ConvArgs& a) {
+  const gpu::ConvShape& s = a.p;
   return MetalConv{s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride_h, s.stride_w, s.pad_h, s.pad_w, s.dil_h, s.dil_w,
                    s.groups, s.oh, s.ow, a.activation, a.bias != nullptr ? 1 : 0, a.residual != nullptr ? 1 : 0};
-}
-
-Dispatch conv_dispatch(Variant v, const cuda::ConvShape& p) {
-  const unsigned tiles = blocks(p.ow, kTile) * blocks(p.oh, kTile);
-  switch (v) {
-    case Variant::naive:
-      return {Function::conv_naive, {blocks(static_cast<long long>(p.n) * p.k * p.oh * p.ow, kThreads), 1, 1},
-              {kThreads, 1, 1}};
-    case Variant::threadgroup_tiled: {
-      const unsigned channel_blocks = static_cast<unsigned>(p.groups) * blocks(p.k / p.groups, kTiledOutChannels);
-      return {Function::conv_threadgroup_tiled, {tiles, channel_blocks, static_cast<unsigned>(p.n)}, {kTile, kTile, 1}};
-    }
-    case Variant::simdgroup_matrix:
-      return {Function::conv_simdgroup_matrix,
-              {blocks(static_cast<long long>(p.n) * p.oh * p.ow, kMatrixTile), blocks(p.k, kMatrixTile), 1},
-              {4 * kSimdWidth, 1, 1}};
-    case Variant::depthwise:
-      return {Function::conv_depthwise, {tiles, static_cast<unsigned>(p.c), static_cast<unsigned>(p.n)},
-              {kTile, kTile, 1}};
-  }
-  throw InputError("unknown Metal variant");
 }
 
 Dispatch one_per_output(Function f, long long count) { return {f, {blocks(count, kThreads), 1, 1}, {kThreads, 1, 1}}; }
 Dispatch simdgroup_per_row(Function f, long long rows) {
   return {f, {blocks(rows, kThreads / kSimdWidth), 1, 1}, {kThreads, 1, 1}};
 }
+unsigned output_tiles(const gpu::ConvShape& p) { return blocks(p.ow, kTile) * blocks(p.oh, kTile); }
+
+// A kernel's rule and grid, as its line of the list names them, in the list's order.
+struct KernelDispatch {
+  Function function;
+  Dispatch (*grid)(Function, const gpu::ConvShape&);
+};
+constexpr KernelDispatch kDispatches[] = {
+#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale, support, grid) {Function::conv_##symbol, &grid},
+#define CONVLAB_METAL_AUTO(...)
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
+#undef CONVLAB_METAL_KERNEL
+};
+const gpu::ConvKernel kRows[] = {
+#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale, support, grid) \
+  {id, &support, &gpu::oihw_weights, &gpu::no_workspace, false},
+#define CONVLAB_METAL_AUTO(...)
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
+#undef CONVLAB_METAL_KERNEL
+};
+
+// metal.auto's rule: depthwise layers get their own kernel where the patch fits, ungrouped
+// layers the SIMD-group matrix GEMM, other grouped layers the tiled kernel (the naive one when
+// its patch is too large).
+std::string_view auto_choice(const ConvProblem& p) {
+  if (p.is_depthwise() && patch_fits(p).empty()) return "metal.03_depthwise";
+  if (p.groups == 1) return "metal.02_simdgroup_matrix";
+  return patch_fits(p).empty() ? "metal.01_threadgroup_tiled" : "metal.00_naive";
+}
 
 }  // namespace
 
-std::string_view to_string(Variant v) {
-  switch (v) {
-    case Variant::naive: return "metal.00_naive";
-    case Variant::threadgroup_tiled: return "metal.01_threadgroup_tiled";
-    case Variant::simdgroup_matrix: return "metal.02_simdgroup_matrix";
-    case Variant::depthwise: return "metal.03_depthwise";
-  }
-  return "?";
-}
-
 std::string_view to_string(Function f) {
   switch (f) {
+#define CONVLAB_METAL_KERNEL(symbol, ...) \
+  case Function::conv_##symbol: return "conv_" #symbol;
+#define CONVLAB_METAL_AUTO(...)
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
+#undef CONVLAB_METAL_KERNEL
 #define CONVLAB_METAL_FUNCTION(name) \
   case Function::name: return #name;
 #include "metal/functions.inc"
@@ -80,47 +76,54 @@ std::string_view to_string(Function f) {
   return "?";
 }
 
-Variant variant_for(std::string_view id, const ConvProblem& p) {
-  if (id == "metal.auto") {
-    if (p.is_depthwise() && patch_too_large(p).empty()) return Variant::depthwise;
-    if (p.groups == 1) return Variant::simdgroup_matrix;
-    return patch_too_large(p).empty() ? Variant::threadgroup_tiled : Variant::naive;
-  }
-  for (Variant v : {Variant::naive, Variant::threadgroup_tiled, Variant::simdgroup_matrix, Variant::depthwise})
-    if (id == to_string(v)) return v;
-  throw InputError(fmt::format("'{}' is not a Metal kernel", id));
+std::span<const gpu::ConvKernel> conv_kernels() { return kRows; }
+
+const gpu::ConvKernel& conv_kernel(std::string_view kernel_id, const ConvProblem& p) {
+  return gpu::find_kernel(conv_kernels(), kernel_id == "metal.auto" ? auto_choice(p) : kernel_id, "Metal");
 }
 
-std::string unsupported(Variant v, const ConvProblem& p) {
-  if (std::string why = cuda::exceeds_32bit_indices(p); !why.empty()) return why;
-  switch (v) {
-    case Variant::naive: return {};
-    case Variant::threadgroup_tiled: return patch_too_large(p);
-    case Variant::simdgroup_matrix: return p.groups == 1 ? std::string() : "groups > 1";
-    case Variant::depthwise: return p.is_depthwise() ? patch_too_large(p) : "not depthwise (needs groups = C = K)";
-  }
-  return "unknown variant";
+std::string any_problem(const ConvProblem&) { return {}; }
+std::string ungrouped_only(const ConvProblem& p) { return p.groups == 1 ? std::string() : "groups > 1"; }
+
+std::string patch_fits(const ConvProblem& p) {  // in 64 bits: p may be far too large for 32
+  const long long ph = (kTile - 1) * p.stride_h + (p.r - 1) * p.dilation_h + 1;
+  const long long pw = (kTile - 1) * p.stride_w + (p.s - 1) * p.dilation_w + 1;
+  if (ph * pw > kPatchCapacity) return fmt::format("an input patch of {}x{} over {} floats", ph, pw, kPatchCapacity);
+  if (p.r * p.s > kTapsCapacity) return fmt::format("a {}x{} kernel over {} taps", p.r, p.s, kTapsCapacity);
+  return {};
 }
 
-int MetalRuntime::conv_variant(std::string_view kernel_id, const ConvProblem& p) const {
-  return static_cast<int>(variant_for(kernel_id, p));
+std::string depthwise_patch_fits(const ConvProblem& p) {
+  return p.is_depthwise() ? patch_fits(p) : "not depthwise (needs groups = C = K)";
 }
-std::string MetalRuntime::conv_unsupported(int v, const ConvProblem& p) const {
-  return unsupported(static_cast<Variant>(v), p);
-}
-std::string MetalRuntime::conv_name(int v) const { return std::string(to_string(static_cast<Variant>(v))); }
-std::vector<float> MetalRuntime::conv_weights(int, const ConvProblem&, std::span<const float> oihw) const {
-  return {oihw.begin(), oihw.end()};  // every Metal kernel reads OIHW
-}
-std::size_t MetalRuntime::conv_workspace_floats(int, const cuda::ConvShape&) const { return 0; }
 
-void MetalRuntime::conv(int v, const cuda::ConvArgs& a, float*) {
+Dispatch thread_per_output(Function f, const gpu::ConvShape& p) {
+  return one_per_output(f, static_cast<long long>(p.n) * p.k * p.oh * p.ow);
+}
+Dispatch tile_per_channel_block(Function f, const gpu::ConvShape& p) {
+  const unsigned channel_blocks = static_cast<unsigned>(p.groups) * blocks(p.k / p.groups, kTiledOutChannels);
+  return {f, {output_tiles(p), channel_blocks, static_cast<unsigned>(p.n)}, {kTile, kTile, 1}};
+}
+Dispatch simdgroup_matrix_tiles(Function f, const gpu::ConvShape& p) {
+  return {f, {blocks(static_cast<long long>(p.n) * p.oh * p.ow, kMatrixTile), blocks(p.k, kMatrixTile), 1},
+          {4 * kSimdWidth, 1, 1}};
+}
+Dispatch tile_per_plane(Function f, const gpu::ConvShape& p) {
+  return {f, {output_tiles(p), static_cast<unsigned>(p.c), static_cast<unsigned>(p.n)}, {kTile, kTile, 1}};
+}
+
+const gpu::ConvKernel& MetalRuntime::conv_kernel(std::string_view kernel_id, const ConvProblem& p) const {
+  return metal::conv_kernel(kernel_id, p);
+}
+
+void MetalRuntime::conv(const gpu::ConvKernel& kernel, const gpu::ConvArgs& a, float*) {
+  const KernelDispatch& d = kDispatches[&kernel - conv_kernels().data()];  // a row conv_kernel returned
   const MetalConv p = params(a);
   const Binding b[] = {{a.in}, {a.weight}, {a.bias}, {a.residual}, {a.out}, {&p, sizeof p}};
-  encode(conv_dispatch(static_cast<Variant>(v), a.p), b);
+  encode(d.grid(d.function, a.p), b);
 }
 
-void MetalRuntime::pool(const cuda::PoolArgs& a, bool average) {
+void MetalRuntime::pool(const gpu::PoolArgs& a, bool average) {
   const MetalPool p{a.planes, a.h, a.w, a.oh, a.ow, a.kernel, a.stride, a.pad, average ? 1 : 0};
   const Binding b[] = {{a.in}, {a.out}, {&p, sizeof p}};
   encode(one_per_output(Function::pool2d, static_cast<long long>(a.planes) * a.oh * a.ow), b);

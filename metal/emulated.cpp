@@ -10,6 +10,11 @@
 #include "metal/dispatch.hpp"
 
 extern "C" {
+#define CONVLAB_METAL_KERNEL(symbol, ...) void convlab_msl_conv_##symbol(void* const* buffers);
+#define CONVLAB_METAL_AUTO(...)
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
+#undef CONVLAB_METAL_KERNEL
 #define CONVLAB_METAL_FUNCTION(name) void convlab_msl_##name(void* const* buffers);
 #include "metal/functions.inc"
 #undef CONVLAB_METAL_FUNCTION
@@ -20,13 +25,18 @@ namespace convlab::metal {
 namespace {
 
 using Entry = void (*)(void* const*);
-constexpr Entry kEntries[] = {
+constexpr Entry kEntries[] = {  // in the order of Function
+#define CONVLAB_METAL_KERNEL(symbol, ...) &convlab_msl_conv_##symbol,
+#define CONVLAB_METAL_AUTO(...)
+#include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
+#undef CONVLAB_METAL_KERNEL
 #define CONVLAB_METAL_FUNCTION(name) &convlab_msl_##name,
 #include "metal/functions.inc"
 #undef CONVLAB_METAL_FUNCTION
 };
 
-class EmulatedRuntime final : public cuda::HostMemoryRuntime<MetalRuntime> {
+class EmulatedRuntime final : public gpu::HostMemoryRuntime<MetalRuntime> {
  public:
   std::string_view name() const override { return "metal-emulated"; }
 
@@ -45,6 +55,6 @@ class EmulatedRuntime final : public cuda::HostMemoryRuntime<MetalRuntime> {
 
 }  // namespace
 
-std::unique_ptr<cuda::GpuRuntime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
+std::unique_ptr<gpu::GpuRuntime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
 
 }  // namespace convlab::metal

@@ -7,6 +7,8 @@
 // Why it is slow: every input value is read R x S x K/g times and every weight once per output
 //   pixel; the GPU's caches absorb part of it, but the ALUs mostly wait on memory. Expect a few
 //   percent of the FP32 peak: the point is a baseline that is obviously right.
+// Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
+//   not speed).
 // Benchmark (on a Mac): convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.00_naive
 #include <metal_stdlib>
 #include "conv_epilogue.h"

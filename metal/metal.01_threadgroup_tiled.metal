@@ -10,7 +10,9 @@
 //   R x S x 8. Still bound by threadgroup-memory loads (one per FMA). Expect 10-25% of peak.
 // Supports: every stride, padding, dilation and group count while the patch fits the fixed
 //   threadgroup arrays (Metal's limit is 32 KiB per threadgroup): patch height x width <= 1600
-//   floats and R x S <= 25 (metal/dispatch.cpp checks).
+//   floats and R x S <= 25 (its rule, patch_fits, in metal/dispatch.cpp).
+// Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
+//   not speed).
 // Benchmark (on a Mac): convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.01_threadgroup_tiled
 #include <metal_stdlib>
 #include "conv_epilogue.h"

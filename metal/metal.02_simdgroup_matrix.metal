@@ -11,7 +11,9 @@
 //   so each value loaded from threadgroup memory serves 8 FMAs instead of 1; pixels of the whole
 //   batch form one dimension, so batch 32 fills the GPU even when each image is small. Still
 //   FP32, the same accuracy as metal.00. Expect 30-60% of the FP32 peak on Apple GPUs.
-// Supports: groups = 1 (metal/dispatch.cpp checks).
+// Supports: groups = 1 (its rule, ungrouped_only, in metal/dispatch.cpp).
+// Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
+//   not speed).
 // Benchmark (on a Mac): convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.02_simdgroup_matrix
 #include <metal_stdlib>
 #include "conv_epilogue.h"

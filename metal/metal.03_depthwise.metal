@@ -8,7 +8,10 @@
 // Why faster: every input value is read from device memory once per tile instead of R x S
 //   times; depthwise layers do R x S FMAs per output, so they are bound by memory traffic, and
 //   this cuts it to about one read per input and one write per output.
-// Supports: depthwise only, patch height x width <= 1600 and R x S <= 25 (metal/dispatch.cpp).
+// Supports: depthwise only, patch height x width <= 1600 and R x S <= 25 (depthwise_patch_fits,
+//   metal/dispatch.cpp).
+// Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
+//   not speed).
 // Benchmark (on a Mac): convlab conv --backend metal --problem g32mb32ic32ih56oc32oh56kh3ph1 --kernel metal.03_depthwise
 #include <metal_stdlib>
 #include "conv_epilogue.h"

@@ -1,8 +1,9 @@
 // Host code of the Metal backend: the only place in convlab that talks to Metal. Everything is
 // made up front: the device, one command queue, the metallib built with the project and a compute
-// pipeline per function of metal/functions.inc. Dispatches are recorded into one command buffer
-// and run when synchronize() commits it. Memory is shared (unified on Apple silicon): a buffer's
-// CPU address is the "device pointer" convlab passes around, and a transfer is a CPU copy.
+// pipeline per function of metal/dispatch.hpp's kFunctions (the conv kernels, then the ops).
+// Dispatches are recorded into one command buffer and run when synchronize() commits it. Memory
+// is shared (unified on Apple silicon): a buffer's CPU address is the "device pointer" convlab
+// passes around, and a transfer is a CPU copy.
 #include "metal/metal_runtime.hpp"
 
 #include <algorithm>
@@ -37,11 +38,6 @@ namespace convlab::metal {
 
 namespace {
 
-constexpr Function kFunctions[] = {
-#define CONVLAB_METAL_FUNCTION(name) Function::name,
-#include "metal/functions.inc"
-#undef CONVLAB_METAL_FUNCTION
-};
 constexpr std::size_t kMaxBindings = 8;       // the kernels take at most 6 [[buffer(n)]] arguments
 constexpr std::size_t kMaxBlockBytes = 4096;  // setBytes:length:atIndex: is for at most 4 KB
 

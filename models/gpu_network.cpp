@@ -1,7 +1,6 @@
 #include "models/gpu_network.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include <fmt/format.h>
 
@@ -10,11 +9,6 @@
 namespace convlab {
 
 namespace {
-Shape batched(Shape item, std::int64_t batch) {
-  item.dims[0] = batch;
-  return item;
-}
-
 // Conv i feeds layer i + 1 and no other layer, so the conv may write layer i + 1's output in its
 // own place.
 bool feeds_only_next(const Network& net, std::size_t i) {
@@ -39,7 +33,7 @@ bool fuses_add(const Network& net, std::size_t i) {
 
 // The pooling of layer i + 1 as the conv's ConvArgs::pool (kind kPoolNone when it is not a pool
 // of conv i alone).
-cuda::FusedPool pool_after(const Network& net, std::size_t i) {
+gpu::FusedPool pool_after(const Network& net, std::size_t i) {
   if (!feeds_only_next(net, i)) return {};
   const Layer& next = net.layers()[i + 1];
   const auto narrow = [](std::int64_t v) { return static_cast<int>(v); };
@@ -47,22 +41,20 @@ cuda::FusedPool pool_after(const Network& net, std::size_t i) {
   switch (next.kind) {
     case LayerKind::max_pool:
     case LayerKind::avg_pool:
-      return {.kind = next.kind == LayerKind::max_pool ? cuda::kPoolMax : cuda::kPoolAvg,
+      return {.kind = next.kind == LayerKind::max_pool ? gpu::kPoolMax : gpu::kPoolAvg,
               .kernel = narrow(next.pool.kernel), .stride = narrow(next.pool.stride), .pad = narrow(next.pool.pad),
               .oh = oh, .ow = ow};
-    case LayerKind::global_avg_pool: return {.kind = cuda::kPoolGlobalAvg, .oh = 1, .ow = 1};
+    case LayerKind::global_avg_pool: return {.kind = gpu::kPoolGlobalAvg, .oh = 1, .ow = 1};
     default: return {};
   }
 }
 }  // namespace
 
 GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels,
-                               cuda::GpuRuntime& rt, bool fuse)
-    : net_(net), batch_(batch), rt_(rt), host_input_(batched(net.input_item(), batch)),
-      host_output_(batched(net.output_item(), batch)) {
-  if (batch < 1) throw InputError(fmt::format("batch {} must be at least 1", batch));
+                               gpu::GpuRuntime& rt, bool fuse)
+    : LayerWalk(net, batch), rt_(rt), host_input_(batched(net.input_item())), host_output_(batched(net.output_item())) {
   const auto& layers = net.layers();
-  input_ = cuda::DeviceBuffer(rt, static_cast<std::size_t>(host_input_.elems()));
+  input_ = gpu::DeviceBuffer(rt, static_cast<std::size_t>(host_input_.elems()));
   memory_.activations_bytes += input_.bytes();
   activations_.resize(layers.size());
   convs_.resize(layers.size());
@@ -75,34 +67,33 @@ GpuNetworkPlan::GpuNetworkPlan(const Network& net, std::int64_t batch, const Ker
     if (l.kind == LayerKind::conv) {
       const ConvProblem p = l.conv.with_batch(batch);
       const std::string& kernel_id = kernels.for_layer(l.name);
-      const int variant = rt.conv_variant(kernel_id, p);
-      if (std::string why = rt.conv_unsupported(variant, p); !why.empty())
-        throw InputError(fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(p), why));
-      const cuda::FusedPool pool = fuse && rt.conv_fuses_pool(variant) ? pool_after(net, i) : cuda::FusedPool{};
-      fused_[i] = fuse && (fuses_add(net, i) || pool.kind != cuda::kPoolNone);
+      const gpu::ConvKernel& kernel = rt.conv_kernel(kernel_id, p);  // throws for another backend's id
+      if (std::string why = unsupported_reason(l, batch, kernel_id); !why.empty()) throw InputError(why);
+      const gpu::FusedPool pool = fuse && kernel.fuses_pool ? pool_after(net, i) : gpu::FusedPool{};
+      fused_[i] = fuse && (fuses_add(net, i) || pool.kind != gpu::kPoolNone);
       Epilogue e = l.epilogue;
       if (fused_[i] && layers[i + 1].kind == LayerKind::add)
         e.activation = layers[i + 1].relu ? Activation::relu : Activation::none;
       convs_[i].emplace(rt, kernel_id, p, ConvWeights{l.weight, l.bias}, e, pool);
-      kernel_ids_[i] = convs_[i]->variant();
+      kernel_ids_[i] = convs_[i]->kernel_id();
       memory_.weights_bytes += convs_[i]->weight_bytes();
       memory_.workspace_bytes += convs_[i]->workspace_bytes();  // each conv owns its own
     } else if (l.kind == LayerKind::linear) {
-      linear_weights_[i] = cuda::DeviceBuffer(rt, l.weight.size());
-      linear_biases_[i] = cuda::DeviceBuffer(rt, l.bias.size());
+      linear_weights_[i] = gpu::DeviceBuffer(rt, l.weight.size());
+      linear_biases_[i] = gpu::DeviceBuffer(rt, l.bias.size());
       rt.upload(linear_weights_[i].data(), l.weight.data(), l.weight.size());
       rt.upload(linear_biases_[i].data(), l.bias.data(), l.bias.size());
       memory_.weights_bytes += linear_weights_[i].bytes() + linear_biases_[i].bytes();
     }
     if (!fused_[i]) {
-      activations_[i] = cuda::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item, batch).elems()));
+      activations_[i] = gpu::DeviceBuffer(rt, static_cast<std::size_t>(batched(l.out_item).elems()));
       memory_.activations_bytes += activations_[i].bytes();
     }
   }
   rt.synchronize();  // the uploads read the network's host vectors
 }
 
-const float* GpuNetworkPlan::device_input_of(int index) const {
+float* GpuNetworkPlan::buffer(int index) {
   return index == Network::kNetworkInput ? input_.data() : activations_[static_cast<std::size_t>(index)].data();
 }
 
@@ -112,64 +103,43 @@ void GpuNetworkPlan::download_output() {
   rt_.download(host_output_.data(), activations_.back().data(), host_output_.span().size());
 }
 
-void GpuNetworkPlan::run_layer(std::size_t i) {
+void GpuNetworkPlan::run_layer(std::size_t i, const Operands& x) {
   if (i > 0 && fused_[i - 1]) return;  // the conv before it already wrote this layer's output
   const Layer& l = net_.layers()[i];
-  const float* in = device_input_of(l.inputs[0]);
-  const Shape in_shape = batched(l.inputs[0] == Network::kNetworkInput ? net_.input_item()
-                                                                       : net_.layers()[static_cast<std::size_t>(l.inputs[0])].out_item,
-                                 batch_);
   const auto narrow = [](std::int64_t v) { return static_cast<int>(v); };
-  float* out = activations_[i].data();
   switch (l.kind) {
     case LayerKind::conv:
       if (fused_[i] && net_.layers()[i + 1].kind == LayerKind::add) {  // the add's other branch is the residual
         const auto& add_inputs = net_.layers()[i + 1].inputs;
         const int other = add_inputs[0] == static_cast<int>(i) ? add_inputs[1] : add_inputs[0];
-        convs_[i]->run(in, activations_[i + 1].data(), device_input_of(other));
+        convs_[i]->run(x.in, buffer(static_cast<int>(i + 1)), buffer(other));
       } else if (fused_[i]) {  // the pool's output
-        convs_[i]->run(in, activations_[i + 1].data());
+        convs_[i]->run(x.in, buffer(static_cast<int>(i + 1)));
       } else {
-        convs_[i]->run(in, out);
+        convs_[i]->run(x.in, x.out);
       }
       break;
     case LayerKind::max_pool:
     case LayerKind::avg_pool: {
-      const Shape o = batched(l.out_item, batch_);
-      rt_.pool(cuda::PoolArgs{.in = in, .out = out, .planes = narrow(in_shape.n() * in_shape.c()), .h = narrow(in_shape.h()),
-                              .w = narrow(in_shape.w()), .oh = narrow(o.h()), .ow = narrow(o.w()),
-                              .kernel = narrow(l.pool.kernel), .stride = narrow(l.pool.stride), .pad = narrow(l.pool.pad)},
+      const Shape& in = x.in_shape;
+      const Shape o = batched(l.out_item);
+      rt_.pool(gpu::PoolArgs{.in = x.in, .out = x.out, .planes = narrow(in.n() * in.c()), .h = narrow(in.h()),
+                             .w = narrow(in.w()), .oh = narrow(o.h()), .ow = narrow(o.w()),
+                             .kernel = narrow(l.pool.kernel), .stride = narrow(l.pool.stride), .pad = narrow(l.pool.pad)},
                l.kind == LayerKind::avg_pool);
       break;
     }
     case LayerKind::global_avg_pool:
-      rt_.global_avg_pool(in, narrow(in_shape.n() * in_shape.c()), narrow(in_shape.h() * in_shape.w()), out);
+      rt_.global_avg_pool(x.in, narrow(x.in_shape.n() * x.in_shape.c()), narrow(x.in_shape.h() * x.in_shape.w()), x.out);
       break;
     case LayerKind::linear:
-      rt_.linear(in, narrow(batch_), narrow(in_shape.item_elems()), linear_weights_[i].data(), linear_biases_[i].data(),
-                 narrow(l.out_item.c()), out, l.relu);
+      rt_.linear(x.in, narrow(batch_), narrow(x.in_shape.item_elems()), linear_weights_[i].data(), linear_biases_[i].data(),
+                 narrow(l.out_item.c()), x.out, l.relu);
       break;
     case LayerKind::add:
-      rt_.add(in, device_input_of(l.inputs[1]), out, static_cast<long long>(activations_[i].size()), l.relu);
+      rt_.add(x.in, x.second, x.out, static_cast<long long>(activations_[i].size()), l.relu);
       break;
-    case LayerKind::softmax: rt_.softmax(in, narrow(batch_), narrow(l.out_item.c()), out); break;
-  }
-}
-
-void GpuNetworkPlan::forward() {
-  for (std::size_t i = 0; i < net_.layers().size(); ++i) run_layer(i);
-}
-
-void GpuNetworkPlan::forward_timed(std::span<double> layer_ms) {
-  if (layer_ms.size() != net_.layers().size())
-    throw InputError(fmt::format("forward_timed: {} slots for {} layers", layer_ms.size(), net_.layers().size()));
-  using Clock = std::chrono::steady_clock;
-  rt_.synchronize();
-  for (std::size_t i = 0; i < net_.layers().size(); ++i) {
-    const Clock::time_point start = Clock::now();
-    run_layer(i);
-    rt_.synchronize();
-    layer_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    case LayerKind::softmax: rt_.softmax(x.in, narrow(batch_), narrow(l.out_item.c()), x.out); break;
   }
 }
 
@@ -178,7 +148,7 @@ Tensor GpuNetworkPlan::download_activation(int layer) {
   if (fused_.at(i))
     throw InputError(fmt::format("layer {} is fused into the {} after it: its output is never stored",
                                  net_.layers()[i].name, to_string(net_.layers()[i + 1].kind)));
-  Tensor t(batched(net_.layers()[i].out_item, batch_));
+  Tensor t(batched(net_.layers()[i].out_item));
   rt_.download(t.data(), activations_[i].data(), t.span().size());
   rt_.synchronize();
   return t;
@@ -187,9 +157,9 @@ Tensor GpuNetworkPlan::download_activation(int layer) {
 std::string GpuNetworkPlan::explain(int layer) const {
   const auto i = static_cast<std::size_t>(layer);
   if (!convs_.at(i)) return {};
-  if (!fused_[i]) return convs_[i]->variant();
+  if (!fused_[i]) return std::string(convs_[i]->kernel_id());
   const LayerKind next = net_.layers()[i + 1].kind;
-  return fmt::format("{} + {} fused", convs_[i]->variant(), next == LayerKind::add ? "residual add" : to_string(next));
+  return fmt::format("{} + {} fused", convs_[i]->kernel_id(), next == LayerKind::add ? "residual add" : to_string(next));
 }
 
 }  // namespace convlab

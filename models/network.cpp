@@ -1,6 +1,5 @@
 #include "models/network.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <numbers>
 
@@ -180,21 +179,25 @@ const std::string& KernelSelection::for_layer(const std::string& layer) const {
   return it == per_layer.end() ? default_kernel : it->second;
 }
 
-std::string unsupported_reason(const Network& net, const std::string& kernel_id) {
+std::string unsupported_reason(const Layer& layer, std::int64_t batch, const std::string& kernel_id) {
   const KernelInfo* info = find_kernel(kernel_id);
-  if (info == nullptr) return fmt::format("unknown kernel '{}'", kernel_id);
+  if (info == nullptr) return fmt::format("unknown kernel '{}' for layer {}", kernel_id, layer.name);
+  const ConvProblem p = layer.conv.with_batch(batch);
+  if (std::string why = info->unsupported(p); !why.empty())
+    return fmt::format("{} does not support {} ({}): {}", kernel_id, layer.name, to_string(p), why);
+  return {};
+}
+
+std::string unsupported_reason(const Network& net, const std::string& kernel_id) {
   for (const Layer& l : net.layers()) {
     if (l.kind != LayerKind::conv) continue;
-    if (std::string why = info->unsupported(l.conv); !why.empty())
-      return fmt::format("{} does not support {} ({}): {}", kernel_id, l.name, to_string(l.conv), why);
+    if (std::string why = unsupported_reason(l, 1, kernel_id); !why.empty()) return why;
   }
   return {};
 }
 
 NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels)
-    : net_(net), batch_(batch) {
-  if (batch < 1) throw InputError(fmt::format("batch {} is not a positive integer", batch));
-  auto batched = [batch](Shape s) { s.dims[0] = batch; return s; };
+    : LayerWalk(net, batch) {
   input_ = Tensor(batched(net.input_item()));
   memory_.activations_bytes += input_.bytes();
   std::size_t workspace = 0;
@@ -205,12 +208,8 @@ NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSel
     convs_.emplace_back();
     if (l.kind == LayerKind::conv) {
       const std::string& id = kernels.for_layer(l.name);
-      const KernelInfo* info = find_kernel(id);
-      if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}' for layer {}", id, l.name));
-      const ConvProblem p = l.conv.with_batch(batch);
-      if (std::string why = info->unsupported(p); !why.empty())
-        throw InputError(fmt::format("{} does not support {} ({}): {}", id, l.name, to_string(p), why));
-      convs_.back() = info->plan(p, ConvWeights{l.weight, l.bias}, l.epilogue);
+      if (std::string why = unsupported_reason(l, batch, id); !why.empty()) throw InputError(why);
+      convs_.back() = find_kernel(id)->plan(l.conv.with_batch(batch), ConvWeights{l.weight, l.bias}, l.epilogue);
       kernel_ids_.back() = id;
       workspace = std::max(workspace, convs_.back()->workspace_bytes());
       memory_.weights_bytes += convs_.back()->weight_bytes();
@@ -231,43 +230,25 @@ bool NetworkPlan::has_layout_changes() const {
 void NetworkPlan::layout_changes_only() {
   for (std::size_t i = 0; i < convs_.size(); ++i)
     if (convs_[i] && convs_[i]->changes_layout())
-      convs_[i]->run_layout_changes_only(input_of(net_.layers()[i].inputs[0]), activations_[i].data(), workspace_.get());
+      convs_[i]->run_layout_changes_only(buffer(net_.layers()[i].inputs[0]), activations_[i].data(), workspace_.get());
 }
 
-const float* NetworkPlan::input_of(int index) const {
-  return index == Network::kNetworkInput ? input_.data() : activations_[index].data();
+float* NetworkPlan::buffer(int index) {
+  return index == Network::kNetworkInput ? input_.data() : activations_[static_cast<std::size_t>(index)].data();
 }
 
-void NetworkPlan::run_layer(std::size_t i) {
+void NetworkPlan::run_layer(std::size_t i, const Operands& x) {
   const Layer& l = net_.layers()[i];
-  const float* in = input_of(l.inputs[0]);
-  float* out = activations_[i].data();
-  const Shape in_shape = l.inputs[0] == Network::kNetworkInput ? input_.shape() : activations_[l.inputs[0]].shape();
   switch (l.kind) {
-    case LayerKind::conv: convs_[i]->run(in, out, workspace_.get()); break;
-    case LayerKind::max_pool: ops::max_pool2d(in, in_shape, out, l.pool); break;
-    case LayerKind::avg_pool: ops::avg_pool2d(in, in_shape, out, l.pool); break;
-    case LayerKind::global_avg_pool: ops::global_avg_pool(in, in_shape, out); break;
+    case LayerKind::conv: convs_[i]->run(x.in, x.out, workspace_.get()); break;
+    case LayerKind::max_pool: ops::max_pool2d(x.in, x.in_shape, x.out, l.pool); break;
+    case LayerKind::avg_pool: ops::avg_pool2d(x.in, x.in_shape, x.out, l.pool); break;
+    case LayerKind::global_avg_pool: ops::global_avg_pool(x.in, x.in_shape, x.out); break;
     case LayerKind::linear:
-      ops::linear(in, batch_, in_shape.item_elems(), l.weight.data(), l.bias.data(), l.out_item.c(), out, l.relu);
+      ops::linear(x.in, batch_, x.in_shape.item_elems(), l.weight.data(), l.bias.data(), l.out_item.c(), x.out, l.relu);
       break;
-    case LayerKind::add: ops::add(in, input_of(l.inputs[1]), out, activations_[i].elems(), l.relu); break;
-    case LayerKind::softmax: ops::softmax(in, batch_, l.out_item.c(), out); break;
-  }
-}
-
-void NetworkPlan::forward() {
-  for (std::size_t i = 0; i < net_.layers().size(); ++i) run_layer(i);
-}
-
-void NetworkPlan::forward_timed(std::span<double> layer_ms) {
-  if (layer_ms.size() != net_.layers().size())
-    throw InputError(fmt::format("forward_timed: {} slots for {} layers", layer_ms.size(), net_.layers().size()));
-  using Clock = std::chrono::steady_clock;
-  for (std::size_t i = 0; i < net_.layers().size(); ++i) {
-    const Clock::time_point start = Clock::now();
-    run_layer(i);  // CPU layers end with the OpenMP barrier: the layer is done when this returns
-    layer_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    case LayerKind::add: ops::add(x.in, x.second, x.out, activations_[i].elems(), l.relu); break;
+    case LayerKind::softmax: ops::softmax(x.in, batch_, l.out_item.c(), x.out); break;
   }
 }
 

@@ -13,6 +13,7 @@
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "models/layer_walk.hpp"
 
 namespace convlab {
 
@@ -93,7 +94,11 @@ struct KernelSelection {
   const std::string& for_layer(const std::string& layer) const;
 };
 
-// Empty when every conv layer of `net` is supported by `kernel_id`, else the first reason not.
+// Empty when `kernel_id` (a registry id) supports conv layer `layer` at batch `batch`, else why
+// not, naming the kernel and the layer. The one check both executors plan with.
+std::string unsupported_reason(const Layer& layer, std::int64_t batch, const std::string& kernel_id);
+// Empty when every conv layer of `net` is supported by `kernel_id` at batch 1, else the first
+// reason not.
 std::string unsupported_reason(const Network& net, const std::string& kernel_id);
 
 struct MemoryAccount {
@@ -102,17 +107,14 @@ struct MemoryAccount {
   std::size_t workspace_bytes = 0;    // the scratch buffer shared by the conv kernels
 };
 
-class NetworkPlan {
+class NetworkPlan : public LayerWalk {
  public:
   // Plans every layer for `batch` (not timed) and allocates every buffer. Throws InputError for
   // an unknown or unsupporting kernel, std::bad_alloc when the batch does not fit in memory.
   NetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels);
 
-  // One forward pass: input() -> output(). Allocates nothing.
-  void forward();
-  // The same pass with each layer timed by steady_clock (ms into layer_ms, one per layer). A
-  // separate entry point so that the plain forward() pays nothing for it.
-  void forward_timed(std::span<double> layer_ms);
+  // forward() (input() -> output()) and forward_timed() are LayerWalk's; they allocate nothing.
+
   // Only the layout conversions the conv kernels do inside forward() (see
   // PlannedConv::run_layout_changes_only), so their cost can be reported apart. False when no
   // layer's kernel changes layout.
@@ -123,7 +125,6 @@ class NetworkPlan {
   const Tensor& input() const { return input_; }
   const Tensor& output() const { return activations_.back(); }
   const Tensor& activation(int layer) const { return activations_.at(layer); }
-  std::int64_t batch() const { return batch_; }
   const MemoryAccount& memory() const { return memory_; }
   // The kernel id each conv layer runs, in layer order (empty for non-conv layers).
   const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
@@ -131,11 +132,9 @@ class NetworkPlan {
   std::string explain(int layer) const { return convs_.at(layer) ? convs_[layer]->explain() : std::string(); }
 
  private:
-  const float* input_of(int index) const;
-  void run_layer(std::size_t index);
+  void run_layer(std::size_t layer, const Operands& x) override;
+  float* buffer(int index) override;
 
-  const Network& net_;
-  std::int64_t batch_;
   Tensor input_;
   std::vector<Tensor> activations_;
   std::vector<std::unique_ptr<PlannedConv>> convs_;  // null for non-conv layers

@@ -8,7 +8,8 @@
 
 #include "kernels/common/backends.hpp"
 #include "kernels/common/kernel.hpp"
-#include "kernels/cuda/gpu_conv.hpp"
+#include "kernels/cuda/dispatch.hpp"
+#include "kernels/gpu/gpu_conv.hpp"
 #include "models/network.hpp"
 #ifdef CONVLAB_WITH_CUDA
 #include "kernels/cuda/cuda_runtime.hpp"
@@ -30,18 +31,18 @@ inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream
 // Tests loop over executors(kernel), so a kernel is tested wherever it can run.
 struct Executor {
   const char* name;
-  cuda::GpuRuntime* gpu = nullptr;  // null: the host
+  gpu::GpuRuntime* gpu = nullptr;  // null: the host
   Backend backend = Backend::cpu;   // whose kernels it runs
 };
 
-inline cuda::GpuRuntime& emulator() {
-  static const std::unique_ptr<cuda::GpuRuntime> runtime = cuda::make_emulated_runtime();
+inline gpu::GpuRuntime& emulator() {
+  static const std::unique_ptr<gpu::GpuRuntime> runtime = cuda::make_emulated_runtime();
   return *runtime;
 }
 
 #ifdef CONVLAB_WITH_METAL_EMULATOR
-inline cuda::GpuRuntime& metal_emulator() {
-  static const std::unique_ptr<cuda::GpuRuntime> runtime = metal::make_emulated_runtime();
+inline gpu::GpuRuntime& metal_emulator() {
+  static const std::unique_ptr<gpu::GpuRuntime> runtime = metal::make_emulated_runtime();
   return *runtime;
 }
 #endif
@@ -68,11 +69,11 @@ inline std::vector<Executor> executors(const KernelInfo& kernel) {
 }
 
 // Runs a GPU kernel through GpuConv on `gpu`: device buffers in, device buffers out.
-inline std::vector<float> run_on_gpu(cuda::GpuRuntime& gpu, const KernelInfo& kernel, const ConvProblem& p,
+inline std::vector<float> run_on_gpu(gpu::GpuRuntime& gpu, const KernelInfo& kernel, const ConvProblem& p,
                                      const std::vector<float>& input, const std::vector<float>& weight,
                                      const std::vector<float>& bias, Activation activation) {
-  const cuda::GpuConv conv(gpu, kernel.id, p, ConvWeights{weight, bias}, Epilogue{.activation = activation});
-  const cuda::DeviceBuffer in(gpu, input.size()), out(gpu, static_cast<std::size_t>(p.output_elems()));
+  const gpu::GpuConv conv(gpu, kernel.id, p, ConvWeights{weight, bias}, Epilogue{.activation = activation});
+  const gpu::DeviceBuffer in(gpu, input.size()), out(gpu, static_cast<std::size_t>(p.output_elems()));
   std::vector<float> result(out.size());
   gpu.upload(in.data(), input.data(), input.size());
   conv.run(in.data(), out.data());

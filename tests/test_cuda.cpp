@@ -26,8 +26,8 @@ namespace {
 
 // Uploads `host`, runs `body` with the device copy, downloads `out_floats` results.
 template <class Body>
-std::vector<float> on_device(cuda::GpuRuntime& rt, const std::vector<float>& host, std::size_t out_floats, Body body) {
-  const cuda::DeviceBuffer in(rt, host.size()), out(rt, out_floats);
+std::vector<float> on_device(gpu::GpuRuntime& rt, const std::vector<float>& host, std::size_t out_floats, Body body) {
+  const gpu::DeviceBuffer in(rt, host.size()), out(rt, out_floats);
   rt.upload(in.data(), host.data(), host.size());
   body(in.data(), out.data());
   std::vector<float> result(out_floats);
@@ -45,7 +45,7 @@ void check_close(const std::vector<float>& got, const std::vector<float>& want, 
 }
 
 // Runs both plans of one network on the same seeded input; their outputs must agree.
-void check_same_outputs(GpuNetworkPlan& a, GpuNetworkPlan& b, cuda::GpuRuntime& rt, std::uint64_t seed) {
+void check_same_outputs(GpuNetworkPlan& a, GpuNetworkPlan& b, gpu::GpuRuntime& rt, std::uint64_t seed) {
   for (GpuNetworkPlan* plan : {&a, &b}) {
     fill_uniform(plan->input().span(), seed, 0);
     plan->upload_input();
@@ -62,7 +62,7 @@ void check_same_outputs(GpuNetworkPlan& a, GpuNetworkPlan& b, cuda::GpuRuntime& 
 TEST_CASE("cuda: pooling, global average, linear, add and softmax match the CPU ops") {
   for (const test::Executor& where : test::gpu_runtimes()) {
     CAPTURE(where.name);
-    cuda::GpuRuntime& rt = *where.gpu;
+    gpu::GpuRuntime& rt = *where.gpu;
     const Shape s = nchw(2, 3, 9, 7);
     const auto x = test::random_values(s.elems(), 11);
     for (const ops::Pool2d pool : {ops::Pool2d{2, 2, 0}, ops::Pool2d{3, 2, 1}, ops::Pool2d{3, 1, 1}}) {
@@ -71,7 +71,7 @@ TEST_CASE("cuda: pooling, global average, linear, add and softmax match the CPU 
         std::vector<float> want(static_cast<std::size_t>(o.elems()));
         (average ? ops::avg_pool2d : ops::max_pool2d)(x.data(), s, want.data(), pool);
         const auto got = on_device(rt, x, want.size(), [&](const float* in, float* out) {
-          rt.pool(cuda::PoolArgs{.in = in, .out = out, .planes = 6, .h = 9, .w = 7, .oh = static_cast<int>(o.h()),
+          rt.pool(gpu::PoolArgs{.in = in, .out = out, .planes = 6, .h = 9, .w = 7, .oh = static_cast<int>(o.h()),
                                  .ow = static_cast<int>(o.w()), .kernel = static_cast<int>(pool.kernel),
                                  .stride = static_cast<int>(pool.stride), .pad = static_cast<int>(pool.pad)},
                   average);
@@ -86,7 +86,7 @@ TEST_CASE("cuda: pooling, global average, linear, add and softmax match the CPU 
     const int batch = 3, in_features = 70, out_features = 37;  // not multiples of a warp
     const auto xi = test::random_values(batch * in_features, 12);
     const auto w = test::random_values(in_features * out_features, 13), b = test::random_values(out_features, 14);
-    const cuda::DeviceBuffer dw(rt, w.size()), db(rt, b.size());
+    const gpu::DeviceBuffer dw(rt, w.size()), db(rt, b.size());
     rt.upload(dw.data(), w.data(), w.size());
     rt.upload(db.data(), b.data(), b.size());
     for (const bool relu : {false, true}) {
@@ -124,9 +124,9 @@ TEST_CASE("cuda: the residual epilogue adds the other branch before the activati
     for (const char* v : ids) {
       CAPTURE(where.name);
       CAPTURE(v);
-      cuda::GpuRuntime& rt = *where.gpu;
-      const cuda::GpuConv planned(rt, v, p, ConvWeights{w, b}, Epilogue{.activation = Activation::relu});
-      const cuda::DeviceBuffer dr(rt, residual.size());
+      gpu::GpuRuntime& rt = *where.gpu;
+      const gpu::GpuConv planned(rt, v, p, ConvWeights{w, b}, Epilogue{.activation = Activation::relu});
+      const gpu::DeviceBuffer dr(rt, residual.size());
       rt.upload(dr.data(), residual.data(), residual.size());
       check_close(on_device(rt, x, want.size(), [&](const float* in, float* out) { planned.run(in, out, dr.data()); }),
                   want, 1e-5);
@@ -145,12 +145,12 @@ TEST_CASE("cuda: a pool fused into cuda.06's reduction gives the conv's output p
   for (const test::Executor& where : test::gpu_runtimes()) {
     if (where.backend != Backend::cuda) continue;
     CAPTURE(where.name);
-    cuda::GpuRuntime& rt = *where.gpu;
-    REQUIRE(cuda::split_k(cuda::to_shape(p)).splits > 1);
-    const cuda::DeviceBuffer dr(rt, residual.size());
+    gpu::GpuRuntime& rt = *where.gpu;
+    REQUIRE(cuda::split_k(gpu::to_shape(p)).splits > 1);
+    const gpu::DeviceBuffer dr(rt, residual.size());
     rt.upload(dr.data(), residual.data(), residual.size());
-    const auto fused = [&](cuda::FusedPool pool, std::size_t out_floats) {
-      const cuda::GpuConv planned(rt, "cuda.06_implicit_gemm_splitk", p, ConvWeights{w, b},
+    const auto fused = [&](gpu::FusedPool pool, std::size_t out_floats) {
+      const gpu::GpuConv planned(rt, "cuda.06_implicit_gemm_splitk", p, ConvWeights{w, b},
                                   Epilogue{.activation = Activation::relu}, pool);
       return on_device(rt, x, out_floats, [&](const float* in, float* out) { planned.run(in, out, dr.data()); });
     };
@@ -161,7 +161,7 @@ TEST_CASE("cuda: a pool fused into cuda.06's reduction gives the conv's output p
         CAPTURE(average);
         std::vector<float> want(static_cast<std::size_t>(o.elems()));
         (average ? ops::avg_pool2d : ops::max_pool2d)(conv.data(), conv_shape, want.data(), pool);
-        const cuda::FusedPool fp{.kind = average ? cuda::kPoolAvg : cuda::kPoolMax, .kernel = static_cast<int>(pool.kernel),
+        const gpu::FusedPool fp{.kind = average ? gpu::kPoolAvg : gpu::kPoolMax, .kernel = static_cast<int>(pool.kernel),
                                  .stride = static_cast<int>(pool.stride), .pad = static_cast<int>(pool.pad),
                                  .oh = static_cast<int>(o.h()), .ow = static_cast<int>(o.w())};
         check_close(fused(fp, want.size()), want, 1e-5);
@@ -169,10 +169,10 @@ TEST_CASE("cuda: a pool fused into cuda.06's reduction gives the conv's output p
     }
     std::vector<float> mean(static_cast<std::size_t>(p.n * p.k));
     ops::global_avg_pool(conv.data(), conv_shape, mean.data());
-    check_close(fused({.kind = cuda::kPoolGlobalAvg, .oh = 1, .ow = 1}, mean.size()), mean, 1e-5);
+    check_close(fused({.kind = gpu::kPoolGlobalAvg, .oh = 1, .ow = 1}, mean.size()), mean, 1e-5);
     // The kernels whose last pass cannot pool refuse to plan it, by name.
-    CHECK_THROWS_WITH_AS(cuda::GpuConv(rt, "cuda.02_implicit_gemm", p, ConvWeights{w, b}, Epilogue{},
-                                       {.kind = cuda::kPoolMax, .kernel = 2, .stride = 2, .oh = 4, .ow = 3}),
+    CHECK_THROWS_WITH_AS(gpu::GpuConv(rt, "cuda.02_implicit_gemm", p, ConvWeights{w, b}, Epilogue{},
+                                       {.kind = gpu::kPoolMax, .kernel = 2, .stride = 2, .oh = 4, .ow = 3}),
                          doctest::Contains("cannot fuse a pooling layer"), InputError);
   }
 }
@@ -203,7 +203,7 @@ TEST_CASE("gpu: every network matches PyTorch end to end, every CUDA and Metal k
 
 TEST_CASE("cuda: resnet8's residual adds are fused into the convs before them, with the same results") {
   const Network net = find_model("resnet8")->build(seeded_weights(5));
-  cuda::GpuRuntime& rt = test::emulator();
+  gpu::GpuRuntime& rt = test::emulator();
   GpuNetworkPlan fused(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt);
   GpuNetworkPlan plain(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt, /*fuse=*/false);
   int fused_layers = 0;
@@ -220,7 +220,7 @@ TEST_CASE("cuda: resnet8's residual adds are fused into the convs before them, w
 
 TEST_CASE("cuda: at batch 1 lab-cnn's pool2 and global average pool run inside conv2's and conv3's split-K reductions") {
   const Network net = find_model("lab-cnn")->build(seeded_weights(6));
-  cuda::GpuRuntime& rt = test::emulator();
+  gpu::GpuRuntime& rt = test::emulator();
   GpuNetworkPlan fused(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt);
   GpuNetworkPlan plain(net, 1, KernelSelection{.default_kernel = "cuda.auto"}, rt, /*fuse=*/false);
   std::vector<std::string> fused_layers;
@@ -242,7 +242,7 @@ TEST_CASE("cuda: at batch 1 lab-cnn's pool2 and global average pool run inside c
 }
 
 TEST_CASE("cuda: device memory is counted, planned up front and given back") {
-  cuda::GpuRuntime& rt = test::emulator();
+  gpu::GpuRuntime& rt = test::emulator();
   const std::size_t before = rt.bytes_in_use();
   const Network net = find_model("lab-cnn")->build(seeded_weights(1));
   {
@@ -266,14 +266,14 @@ TEST_CASE("cuda: unsupported layers and unknown kernels are refused by name") {
                        doctest::Contains("does not support"), InputError);
   CHECK_THROWS_WITH_AS(GpuNetworkPlan(net, 1, KernelSelection{.default_kernel = "cpu.02_direct_xsimd"}, test::emulator()),
                        doctest::Contains("not a CUDA kernel"), InputError);
-  CHECK(cuda::variant_for("cuda.auto", parse_problem("g32mb1ic32ih8oc32oh8kh3ph1")) == cuda::Variant::depthwise);
-  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic32ih8oc64oh8kh1")) == cuda::Variant::pointwise);
-  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic3ih8oc64oh8kh3ph1")) == cuda::Variant::implicit_gemm);
+  CHECK(cuda::conv_kernel("cuda.auto", parse_problem("g32mb1ic32ih8oc32oh8kh3ph1")).id == "cuda.04_depthwise");
+  CHECK(cuda::conv_kernel("cuda.auto", parse_problem("mb1ic32ih8oc64oh8kh1")).id == "cuda.05_pointwise");
+  CHECK(cuda::conv_kernel("cuda.auto", parse_problem("mb1ic3ih8oc64oh8kh3ph1")).id == "cuda.02_implicit_gemm");
   // One 64 x 64 tile and 36 reduction steps at batch 1: split 18 ways; at batch 32, tiles enough.
-  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb1ic64ih8oc64oh8kh3ph1")) == cuda::Variant::implicit_gemm_splitk);
-  CHECK(cuda::split_k(cuda::to_shape(parse_problem("mb1ic64ih8oc64oh8kh3ph1"))).splits == 18);
-  CHECK(cuda::variant_for("cuda.auto", parse_problem("mb32ic64ih56oc64oh56kh3ph1")) == cuda::Variant::implicit_gemm);
-  CHECK(cuda::variant_for("cuda.auto", parse_problem("g2mb1ic4ih8oc4oh8kh3ph1")) == cuda::Variant::naive);
+  CHECK(cuda::conv_kernel("cuda.auto", parse_problem("mb1ic64ih8oc64oh8kh3ph1")).id == "cuda.06_implicit_gemm_splitk");
+  CHECK(cuda::split_k(gpu::to_shape(parse_problem("mb1ic64ih8oc64oh8kh3ph1"))).splits == 18);
+  CHECK(cuda::conv_kernel("cuda.auto", parse_problem("mb32ic64ih56oc64oh56kh3ph1")).id == "cuda.02_implicit_gemm");
+  CHECK(cuda::conv_kernel("cuda.auto", parse_problem("g2mb1ic4ih8oc4oh8kh3ph1")).id == "cuda.00_naive");
 }
 
 TEST_CASE("cuda: without a device the kernels are listed and planning says why it cannot run") {

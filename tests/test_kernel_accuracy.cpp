@@ -54,7 +54,7 @@ const char* const kShapes[] = {
     "mb5ic20ih9iw13oc40oh9ow13kh3ph1",  // C and K tails (40 = a pair of blocks + one); batch 5
                                          // shares out unevenly, so images are split by rows
     "mb8ic16ih17oc17oh21kh3ph3",        // padding larger than the kernel; K = one block + 1
-    "mb2ic8ih15iw12oc16oh6ow5kh3kw2sh2sw2dh1dw1",  // stride 2, dilation 1, non-square kernel
+    "mb2ic8ih15iw12oc16oh6ow5kh3kw2sh2sw2dh1dw1",  // stride 2, dh1 (PyTorch dilation 2), non-square kernel
 };
 
 }  // namespace

@@ -128,11 +128,11 @@ ConvProblem random_problem(std::mt19937& rng) {
       default:  // anything, grouped now and then
         p.r = pick({1, 3, 5, 7});
         p.s = pick({1, 3, 5});
-        p.dilation_h = between(0, 1);
-        p.dilation_w = between(0, 1);
+        p.dilation_h = between(1, 2);
+        p.dilation_w = between(1, 2);
         if (p.c % 2 == 0 && p.k % 2 == 0 && between(0, 3) == 0) p.groups = 2;
     }
-    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < (p.r - 1) * (p.dilation_h + 1) + 1) return p;
+    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < (p.r - 1) * p.dilation_h + 1) return p;
   }
 }
 

@@ -39,15 +39,15 @@ TEST_CASE("metal: off macOS the kernels are listed with their rules, and plannin
 }
 
 TEST_CASE("metal: metal.auto picks by rule, and the tiled kernels refuse patches past their threadgroup arrays") {
-  CHECK(metal::variant_for("metal.auto", parse_problem("g32mb1ic32ih8oc32oh8kh3ph1")) == metal::Variant::depthwise);
-  CHECK(metal::variant_for("metal.auto", parse_problem("mb1ic3ih8oc64oh8kh3ph1")) == metal::Variant::simdgroup_matrix);
-  CHECK(metal::variant_for("metal.auto", parse_problem("g2mb1ic4ih8oc4oh8kh3ph1")) == metal::Variant::threadgroup_tiled);
+  CHECK(metal::conv_kernel("metal.auto", parse_problem("g32mb1ic32ih8oc32oh8kh3ph1")).id == "metal.03_depthwise");
+  CHECK(metal::conv_kernel("metal.auto", parse_problem("mb1ic3ih8oc64oh8kh3ph1")).id == "metal.02_simdgroup_matrix");
+  CHECK(metal::conv_kernel("metal.auto", parse_problem("g2mb1ic4ih8oc4oh8kh3ph1")).id == "metal.01_threadgroup_tiled");
   // 16 outputs at stride 4 with a 5x5 kernel: a 65x65 patch, over 1600 floats.
   const ConvProblem wide = parse_problem("g2mb1ic4ih68oc4oh16kh5sh4");
-  CHECK(metal::unsupported(metal::Variant::threadgroup_tiled, wide).find("patch of 65x65") != std::string::npos);
-  CHECK(metal::variant_for("metal.auto", wide) == metal::Variant::naive);
-  CHECK(metal::unsupported(metal::Variant::depthwise, parse_problem("mb1ic4ih8oc4oh8kh3ph1")).find("not depthwise") == 0);
-  CHECK_THROWS_WITH_AS(metal::variant_for("cuda.00_naive", wide), doctest::Contains("not a Metal kernel"), InputError);
+  CHECK(find_kernel("metal.01_threadgroup_tiled")->unsupported(wide).find("patch of 65x65") != std::string::npos);
+  CHECK(metal::conv_kernel("metal.auto", wide).id == "metal.00_naive");
+  CHECK(find_kernel("metal.03_depthwise")->unsupported(parse_problem("mb1ic4ih8oc4oh8kh3ph1")).find("not depthwise") == 0);
+  CHECK_THROWS_WITH_AS(metal::conv_kernel("cuda.00_naive", wide), doctest::Contains("not a Metal kernel"), InputError);
 }
 
 #ifdef CONVLAB_WITH_METAL_EMULATOR

@@ -18,7 +18,7 @@ TEST_CASE("problem: the issue's example descriptor") {
   CHECK(p.s == 3);
   CHECK(p.stride_h == 1);
   CHECK(p.pad_w == 1);
-  CHECK(p.dilation_h == 0);
+  CHECK(p.dilation_h == 1);  // dense: benchdnn's dh0
   CHECK(p.groups == 1);
   CHECK(p.out_h() == 56);
   CHECK(p.flops() == doctest::Approx(2.0 * 32 * 64 * 56 * 56 * 64 * 9));
@@ -51,7 +51,7 @@ TEST_CASE("problem: dilation, stride, groups and names round-trip through the pr
   const char* cases[] = {
       "mb1ic3ih32oc16oh32kh3ph1",
       "mb4ic16ih32oc32oh16kh3sh2ph1",
-      "mb2ic8ih9oc8oh5kh3dh1",                     // oneDNN dilation 1 = PyTorch dilation 2
+      "mb2ic8ih9oc8oh5kh3dh1",                     // benchdnn's dh1 = PyTorch dilation 2
       "g32mb1ic32ih16oc32oh16kh3ph1",              // depthwise
       "g4mb3ic8ih7iw9oc12oh4ow5kh3kw2sh2sw2ph1pw1",
       "mb1ic3ih10oc2oh5kh1sh2sw1ow10",
@@ -67,6 +67,7 @@ TEST_CASE("problem: dilation, stride, groups and names round-trip through the pr
   CHECK(to_string(named) == "mb2ic3ih4oc2oh4kh1n\"lab-cnn:conv1\"");
   CHECK(parse_problem("g32mb1ic32ih16oc32oh16kh3ph1").is_depthwise());
   CHECK(parse_problem("mb2ic8ih9oc8kh3dh1").out_h() == 5);  // effective extent 5
+  CHECK(parse_problem("mb2ic8ih9oc8kh3dh1").dilation_h == 2);  // stored as PyTorch's step between taps
 }
 
 TEST_CASE("problem: malformed descriptors name the offending token") {
@@ -113,7 +114,7 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
 
 TEST_CASE("problem: validate rejects a constructed problem too large to size, before printing it") {
   ConvProblem p = parse_problem("ic3ih7oc4kh3");
-  p.dilation_h = std::int64_t{1} << 40;  // (kh - 1) * (dh + 1) * ... would overflow in to_string
+  p.dilation_h = std::int64_t{1} << 40;  // (kh - 1) * dilation * ... would overflow in to_string
   CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("out of range (at most 16777216)"), InputError);
 }
 

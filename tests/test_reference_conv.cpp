@@ -42,9 +42,9 @@ std::vector<double> scatter_conv(const ConvProblem& p, const std::vector<float>&
           const std::int64_t g = c / cg;
           for (std::int64_t i = 0; i < p.r; ++i)
             for (std::int64_t j = 0; j < p.s; ++j) {
-              // Output row y reads iy = y*stride - pad + i*(dilation+1): invert it.
-              const std::int64_t ty = iy + p.pad_h - i * (p.dilation_h + 1);
-              const std::int64_t tx = ix + p.pad_w - j * (p.dilation_w + 1);
+              // Output row y reads iy = y*stride - pad + i*dilation: invert it.
+              const std::int64_t ty = iy + p.pad_h - i * p.dilation_h;
+              const std::int64_t tx = ix + p.pad_w - j * p.dilation_w;
               if (ty < 0 || tx < 0 || ty % p.stride_h != 0 || tx % p.stride_w != 0) continue;
               const std::int64_t y = ty / p.stride_h, xo = tx / p.stride_w;
               if (y >= oh || xo >= ow) continue;
@@ -67,7 +67,7 @@ TEST_CASE("reference: hand-worked cases") {
   SUBCASE("1x1 stride 2 picks every other pixel") {
     CHECK(ref("mb1ic1ih4oc1kh1sh2", iota(16), {2}) == std::vector<float>{0, 4, 16, 20});
   }
-  SUBCASE("dilation 1 (oneDNN) spreads a 2x2 kernel over 3x3") {
+  SUBCASE("dh1 (benchdnn; PyTorch dilation 2) spreads a 2x2 kernel over 3x3") {
     const auto out = ref("mb1ic1ih5oc1kh2dh1", iota(25), {1, 1, 1, 1});
     REQUIRE(out.size() == 9);
     CHECK(out[0] == 0 + 2 + 10 + 12);

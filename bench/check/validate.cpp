@@ -85,7 +85,7 @@ void check_reference(const Network& net, const TensorFile& input, const TensorFi
 }
 
 KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
-                                 const std::string& kernel_id, cuda::GpuRuntime* gpu) {
+                                 const std::string& kernel_id, gpu::GpuRuntime* gpu) {
   const KernelInfo* info = find_kernel(kernel_id);
   if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", kernel_id));
   const bool on_gpu = info->backend != Backend::cpu;

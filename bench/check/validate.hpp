@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/check/tolerance.hpp"
-#include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/gpu/runtime.hpp"
 #include "models/network.hpp"
 #include "models/safetensors.hpp"
 
@@ -50,7 +50,7 @@ struct KernelValidation {
 // their backend), the whole network on it. Throws InputError when the kernel supports no conv
 // layer of the network, or a GPU kernel comes without a runtime.
 KernelValidation validate_kernel(const Network& net, const StoredTensor& input, const TensorFile& expect,
-                                 const std::string& kernel_id, cuda::GpuRuntime* gpu = nullptr);
+                                 const std::string& kernel_id, gpu::GpuRuntime* gpu = nullptr);
 
 // The kernels of `backend` that support at least one conv layer of `net`, in list order.
 std::vector<std::string> kernels_covering(const Network& net, Backend backend);

@@ -74,7 +74,7 @@ int run_validate(const ValidateOptions& o) {
                         {"input", o.input}, {"expect", o.expect}, {"batch", input.tensors.at("input").shape[0]},
                         {"torch_version", torch == expect.metadata.end() ? "" : torch->second},
                         {"kernels", nlohmann::json::array()}};
-  cuda::GpuRuntime* gpu = gpu_runtime(backend);  // available: checked above; null for the CPU
+  gpu::GpuRuntime* gpu = gpu_runtime(backend);  // available: checked above; null for the CPU
   bool all_pass = true;
   for (const std::string& id : kernels) {
     const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id, gpu);

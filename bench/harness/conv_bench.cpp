@@ -16,7 +16,7 @@
 #include "kernels/cpu/reference.hpp"
 #include "models/network.hpp"
 #include "bench/harness/gpu_model_bench.hpp"
-#include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/gpu/runtime.hpp"
 
 namespace convlab {
 
@@ -92,7 +92,7 @@ struct Prepared {
   Buffers buffers;
   std::unique_ptr<PlannedConv> planned;
   std::unique_ptr<float[], detail::AlignedFree> workspace, host_output;
-  std::optional<cuda::DeviceBuffer> device_in, device_out;
+  std::optional<gpu::DeviceBuffer> device_in, device_out;
   ConvBuffers io;
   Device* device = nullptr;
 
@@ -115,7 +115,7 @@ std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, 
   k->io = host_buffers(b, k->host_output, p.output_elems());
   k->device = &cpu;
   if (info.backend != Backend::cpu) {  // a GPU kernel takes device pointers
-    cuda::GpuRuntime& rt = *gpu_runtime(info.backend);  // available: checked by the caller
+    gpu::GpuRuntime& rt = *gpu_runtime(info.backend);  // available: checked by the caller
     k->device_in.emplace(rt, b.input.size());
     k->device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
     rt.upload(k->device_in->data(), b.input.data(), b.input.size());

@@ -19,7 +19,7 @@ namespace {
 
 class GpuDevice final : public Device {
  public:
-  explicit GpuDevice(cuda::GpuRuntime& rt) : rt_(rt) {}
+  explicit GpuDevice(gpu::GpuRuntime& rt) : rt_(rt) {}
   std::string name() const override { return std::string(rt_.name()); }
   void synchronize() override { rt_.synchronize(); }
   bool has_device_timer() const override { return rt_.has_device_timer(); }
@@ -33,11 +33,11 @@ class GpuDevice final : public Device {
   }
 
  private:
-  cuda::GpuRuntime& rt_;
+  gpu::GpuRuntime& rt_;
 };
 
 // Replays the captured graph; only the real runtime has graphs.
-std::function<void()> graph_replay(cuda::GpuRuntime& rt, GpuNetworkPlan& plan) {
+std::function<void()> graph_replay(gpu::GpuRuntime& rt, GpuNetworkPlan& plan) {
 #ifdef CONVLAB_WITH_CUDA
   if (auto* cuda = dynamic_cast<cuda::CudaRuntime*>(&rt)) {
     cuda->capture([&plan] { plan.forward(); });
@@ -50,7 +50,7 @@ std::function<void()> graph_replay(cuda::GpuRuntime& rt, GpuNetworkPlan& plan) {
 
 // One kernel at one batch: its rows (eager, eager+transfers, graph), then the output check that
 // every row shares. A batch that does not fit in device memory is one out_of_memory row.
-std::vector<Result> measure_gpu(const ModelBenchConfig& config, const Network& net, cuda::GpuRuntime& rt, Device& device,
+std::vector<Result> measure_gpu(const ModelBenchConfig& config, const Network& net, gpu::GpuRuntime& rt, Device& device,
                                 Clock& clock, const std::string& id, std::int64_t batch) {
   const Result base{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id, .batch = batch, .threads = 1,
                     .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item()};
@@ -113,9 +113,9 @@ std::vector<Result> measure_gpu(const ModelBenchConfig& config, const Network& n
 
 }  // namespace
 
-std::unique_ptr<Device> make_gpu_device(cuda::GpuRuntime& rt) { return std::make_unique<GpuDevice>(rt); }
+std::unique_ptr<Device> make_gpu_device(gpu::GpuRuntime& rt) { return std::make_unique<GpuDevice>(rt); }
 
-std::vector<Result> run_gpu_model_bench(const ModelBenchConfig& config, const Network& net, cuda::GpuRuntime& rt,
+std::vector<Result> run_gpu_model_bench(const ModelBenchConfig& config, const Network& net, gpu::GpuRuntime& rt,
                                 const std::function<void(const Result&)>& on_result) {
   const std::unique_ptr<Device> device = make_gpu_device(rt);
   SteadyClock clock;

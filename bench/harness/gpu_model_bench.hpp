@@ -14,16 +14,16 @@
 
 #include "bench/harness/device.hpp"
 #include "bench/harness/model_bench.hpp"
-#include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/gpu/runtime.hpp"
 
 namespace convlab {
 
 // The harness's view of a GPU runtime: synchronize is the stream's; the device timer and
 // graphs exist only for the real CUDA runtime (nullptr for the emulator).
-std::unique_ptr<Device> make_gpu_device(cuda::GpuRuntime& rt);
+std::unique_ptr<Device> make_gpu_device(gpu::GpuRuntime& rt);
 
 // `rt` is the CUDA runtime in `convlab run`; the tests pass the emulator.
-std::vector<Result> run_gpu_model_bench(const ModelBenchConfig& config, const Network& net, cuda::GpuRuntime& rt,
+std::vector<Result> run_gpu_model_bench(const ModelBenchConfig& config, const Network& net, gpu::GpuRuntime& rt,
                                 const std::function<void(const Result&)>& on_result);
 
 }  // namespace convlab

@@ -41,7 +41,7 @@ std::unique_ptr<Device> make_device(Backend backend) {
     case Backend::cpu: return std::make_unique<CpuDevice>();
     case Backend::cuda:
     case Backend::metal:
-      if (cuda::GpuRuntime* rt = gpu_runtime(backend)) return make_gpu_device(*rt);
+      if (gpu::GpuRuntime* rt = gpu_runtime(backend)) return make_gpu_device(*rt);
       return nullptr;
   }
   return nullptr;
@@ -117,7 +117,7 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
   if (config.backend != Backend::cpu && (config.images || config.fresh_processes > 0))
     throw InputError(fmt::format("{} runs on the CPU backend only for now",
                                  config.images ? "--end-to-end" : "--fresh-process"));
-  if (cuda::GpuRuntime* rt = gpu_runtime(config.backend)) return run_gpu_model_bench(config, net, *rt, on_result);
+  if (gpu::GpuRuntime* rt = gpu_runtime(config.backend)) return run_gpu_model_bench(config, net, *rt, on_result);
   if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
   if (!config.fuse) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
   SteadyClock clock;

@@ -39,7 +39,8 @@ class OneDnnConv final : public PlannedConv {
 
     const memory::desc any_src(src_dims, dt::f32, tag::any), any_dst(dst_dims, dt::f32, tag::any);
     const memory::desc any_weight(weight_dims, dt::f32, tag::any), bias_md({p.k}, dt::f32, tag::x);
-    const memory::dims strides = {p.stride_h, p.stride_w}, dilates = {p.dilation_h, p.dilation_w};
+    // oneDNN counts dilation as benchdnn does (0 = dense), one less than ConvProblem's step.
+    const memory::dims strides = {p.stride_h, p.stride_w}, dilates = {p.dilation_h - 1, p.dilation_w - 1};
     const memory::dims padding = {p.pad_h, p.pad_w};  // symmetric: the output size formula matches ours
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                                any_src, any_weight, bias_md, any_dst, strides, dilates, padding, padding);

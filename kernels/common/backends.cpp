@@ -48,7 +48,7 @@ BackendStatus backend_status(Backend backend) {
   return {false, "unknown backend"};
 }
 
-cuda::GpuRuntime* gpu_runtime(Backend backend) {
+gpu::GpuRuntime* gpu_runtime(Backend backend) {
   if (!backend_status(backend).available) return nullptr;
 #ifdef CONVLAB_WITH_CUDA
   if (backend == Backend::cuda) return &cuda::cuda_runtime();

@@ -15,11 +15,11 @@ struct BackendStatus {
 
 BackendStatus backend_status(Backend backend);
 
-namespace cuda {
+namespace gpu {
 class GpuRuntime;
 }
 // The process's runtime of a GPU backend (cuda, metal) when backend_status says it is available,
 // else null (also for the CPU). The network executor, the GPU lab and validation run on it.
-cuda::GpuRuntime* gpu_runtime(Backend backend);
+gpu::GpuRuntime* gpu_runtime(Backend backend);
 
 }  // namespace convlab

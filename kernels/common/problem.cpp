@@ -16,7 +16,7 @@ namespace {
 
 std::int64_t out_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                       std::int64_t pad, std::int64_t dilation) {
-  const std::int64_t extent = (kernel - 1) * (dilation + 1) + 1;
+  const std::int64_t extent = (kernel - 1) * dilation + 1;
   const std::int64_t span = in + 2 * pad - extent;
   return span < 0 || stride < 1 ? 0 : span / stride + 1;
 }
@@ -55,7 +55,7 @@ void ConvProblem::validate() const {
   // Ranges first: the messages below print the problem, which computes its output size.
   const std::pair<std::string_view, std::int64_t> fields[] = {
       {"ic", c},       {"ih", h},       {"iw", w},  {"oc", k},  {"kh", r},  {"kw", s},  {"sh", stride_h},
-      {"sw", stride_w}, {"ph", pad_h}, {"pw", pad_w}, {"dh", dilation_h}, {"dw", dilation_w}, {"g", groups}};
+      {"sw", stride_w}, {"ph", pad_h}, {"pw", pad_w}, {"dh", dilation_h - 1}, {"dw", dilation_w - 1}, {"g", groups}};  // dh, dw as written: benchdnn's
   for (const auto& [key, value] : fields)
     if (value > kMaxProblemField || value < -kMaxProblemField)
       throw InputError(fmt::format("invalid convolution: {} {} is out of range (at most {})", key, value, kMaxProblemField));
@@ -69,7 +69,7 @@ void ConvProblem::validate() const {
   require(r >= 1 && s >= 1, "kh and kw must be at least 1");
   require(stride_h >= 1 && stride_w >= 1, "sh and sw must be at least 1");
   require(pad_h >= 0 && pad_w >= 0, "ph and pw must not be negative");
-  require(dilation_h >= 0 && dilation_w >= 0, "dh and dw must not be negative");
+  require(dilation_h >= 1 && dilation_w >= 1, "dh and dw must not be negative");
   require(groups >= 1, "g must be at least 1");
   require(c % groups == 0, fmt::format("ic {} is not divisible by g {}", c, groups));
   require(k % groups == 0, fmt::format("oc {} is not divisible by g {}", k, groups));
@@ -153,8 +153,8 @@ ConvProblem parse_problem(std::string_view text) {
   p.s = *v[KW];
   p.stride_h = v[SH].value_or(1);
   p.stride_w = v[SW].value_or(1);
-  p.dilation_h = v[DH].value_or(0);
-  p.dilation_w = v[DW].value_or(0);
+  p.dilation_h = v[DH].value_or(0) + 1;  // benchdnn's dh0 (dense) is PyTorch's dilation 1
+  p.dilation_w = v[DW].value_or(0) + 1;
   for (auto [pf, of] : {std::pair{PH, OH}, std::pair{PW, OW}}) {
     // benchdnn deduces padding from a given output size when the padding is left out.
     if (!v[pf] && v[of]) {
@@ -165,11 +165,11 @@ ConvProblem parse_problem(std::string_view text) {
       // Each field is at most 2^40, so (out - 1) * stride can pass 2^63 (found by
       // tests/fuzz/fuzz_descriptor): sized in double first, then computed exactly.
       const double size = (static_cast<double>(*v[of]) - 1) * static_cast<double>(stride) +
-                          static_cast<double>(kernel - 1) * static_cast<double>(dil + 1);
+                          static_cast<double>(kernel - 1) * static_cast<double>(dil);
       if (size > 0x1p61)
         throw fail(token[of].empty() ? token[of == OH ? OW : OH] : token[of],  // ow may be oh's twin
                    "implies a padding out of range");
-      const std::int64_t extent = (kernel - 1) * (dil + 1) + 1;
+      const std::int64_t extent = (kernel - 1) * dil + 1;
       const std::int64_t pad = ((*v[of] - 1) * stride - in + extent) / 2;
       v[pf] = std::max<std::int64_t>(0, pad);
     }
@@ -205,8 +205,8 @@ std::string to_string(const ConvProblem& p) {
   if (p.stride_w != p.stride_h) put("sw", p.stride_w);
   if (p.pad_h != 0 || p.pad_w != 0) put("ph", p.pad_h);
   if (p.pad_w != p.pad_h) put("pw", p.pad_w);
-  if (p.dilation_h != 0 || p.dilation_w != 0) put("dh", p.dilation_h);
-  if (p.dilation_w != p.dilation_h) put("dw", p.dilation_w);
+  if (p.dilation_h != 1 || p.dilation_w != 1) put("dh", p.dilation_h - 1);  // benchdnn's: dh0 = dense
+  if (p.dilation_w != p.dilation_h) put("dw", p.dilation_w - 1);
   if (!p.name.empty()) s += fmt::format("n\"{}\"", p.name);
   return s;
 }

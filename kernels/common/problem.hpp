@@ -3,9 +3,11 @@
 // Descriptor syntax (benchdnn): `g1mb32ic64ih56iw56oc64oh56ow56kh3kw3sh1sw1ph1pw1dh0dw0n"name"`.
 // ic, oc and ih (or iw) and kh (or kw) are required; omitted fields take benchdnn's defaults:
 // mb 2, g 1, width = height when only the height is given (and vice versa), stride 1,
-// padding 0 (or deduced from a given output size), dilation 0. Dilation follows oneDNN: 0 means
-// a dense kernel, d means d zeros between taps (PyTorch dilation = d + 1). Tokens may be
-// separated by '_'. Padding is symmetric (top = bottom, left = right).
+// padding 0 (or deduced from a given output size), dilation 0. In the text, dilation follows
+// benchdnn: dh0 is a dense kernel, dhd puts d zeros between taps. ConvProblem stores PyTorch's
+// convention instead (dilation_h = d + 1, the step between taps: 1 = dense), like every kernel;
+// only the descriptor parser and printer, and the oneDNN baseline, speak benchdnn's. Tokens may
+// be separated by '_'. Padding is symmetric (top = bottom, left = right).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,7 @@
 namespace convlab {
 
 // Limits that keep every size computation of a problem inside std::int64_t: the batch at most
-// 2^40, every other field at most 2^24 (so (kh - 1) * (dh + 1) and the like stay below 2^48), each
+// 2^40, every other field at most 2^24 (so (kh - 1) * dilation and the like stay below 2^48), each
 // tensor at most 2^56 elements (its bytes, and the sum of a network's, stay below 2^63).
 inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
 inline constexpr std::int64_t kMaxProblemField = std::int64_t{1} << 24;
@@ -31,7 +33,7 @@ struct ConvProblem {
   std::int64_t s = 1;   // kw: kernel width
   std::int64_t stride_h = 1, stride_w = 1;
   std::int64_t pad_h = 0, pad_w = 0;
-  std::int64_t dilation_h = 0, dilation_w = 0;  // oneDNN convention: 0 = dense
+  std::int64_t dilation_h = 1, dilation_w = 1;  // PyTorch's: the step between taps, 1 = dense
   std::int64_t groups = 1;
   std::string name;  // optional label (`n"..."`), e.g. "lab-cnn:conv2"
 

@@ -27,13 +27,17 @@ namespace baseline {
 
 namespace cuda {  // listed in every build; without CUDA, plan says the build has none
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
+#define CONVLAB_CUDA_AUTO CONVLAB_CUDA_KERNEL
 #include "kernels/cuda/cuda_kernels.inc"
+#undef CONVLAB_CUDA_AUTO
 #undef CONVLAB_CUDA_KERNEL
 }  // namespace cuda
 
 namespace metal {  // listed in every build; off macOS, plan says the backend needs it
-#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
+#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale, ...) CONVLAB_DECLARE_KERNEL(symbol)
+#define CONVLAB_METAL_AUTO CONVLAB_METAL_KERNEL
 #include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
 #undef CONVLAB_METAL_KERNEL
 }  // namespace metal
 
@@ -51,11 +55,15 @@ const KernelInfo kKernels[] = {
 #undef CONVLAB_BASELINE_KERNEL
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) \
   {id, Backend::cuda, summary, false, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
+#define CONVLAB_CUDA_AUTO CONVLAB_CUDA_KERNEL
 #include "kernels/cuda/cuda_kernels.inc"
+#undef CONVLAB_CUDA_AUTO
 #undef CONVLAB_CUDA_KERNEL
-#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale) \
+#define CONVLAB_METAL_KERNEL(symbol, id, summary, deterministic, error_scale, ...) \
   {id, Backend::metal, summary, false, deterministic, error_scale, &metal::symbol##_unsupported, &metal::symbol##_plan},
+#define CONVLAB_METAL_AUTO CONVLAB_METAL_KERNEL
 #include "metal/metal_kernels.inc"
+#undef CONVLAB_METAL_AUTO
 #undef CONVLAB_METAL_KERNEL
 };
 }  // namespace

@@ -29,10 +29,10 @@ double reference_output(const ConvProblem& p, const float* input, std::span<cons
   for (std::int64_t c = 0; c < cg; ++c) {
     const float* in = input + (n * p.c + g * cg + c) * p.h * p.w;
     for (std::int64_t i = 0; i < p.r; ++i) {
-      const std::int64_t iy = y * p.stride_h - p.pad_h + i * (p.dilation_h + 1);
+      const std::int64_t iy = y * p.stride_h - p.pad_h + i * p.dilation_h;
       if (iy < 0 || iy >= p.h) continue;
       for (std::int64_t j = 0; j < p.s; ++j) {
-        const std::int64_t ix = x * p.stride_w - p.pad_w + j * (p.dilation_w + 1);
+        const std::int64_t ix = x * p.stride_w - p.pad_w + j * p.dilation_w;
         if (ix < 0 || ix >= p.w) continue;
         acc += static_cast<double>(in[iy * p.w + ix]) * wk[(c * p.r + i) * p.s + j];
       }

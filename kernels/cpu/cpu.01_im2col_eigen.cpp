@@ -109,9 +109,9 @@ class Im2colEigenConv final : public PlannedConv {
       const float* plane = in + c * p.h * p.w;
       float* dst = cols + row * oh * ow;
       for (std::int64_t y = 0; y < oh; ++y) {
-        const std::int64_t iy = y * p.stride_h - p.pad_h + i * (p.dilation_h + 1);
+        const std::int64_t iy = y * p.stride_h - p.pad_h + i * p.dilation_h;
         for (std::int64_t x = 0; x < ow; ++x) {
-          const std::int64_t ix = x * p.stride_w - p.pad_w + j * (p.dilation_w + 1);
+          const std::int64_t ix = x * p.stride_w - p.pad_w + j * p.dilation_w;
           dst[y * ow + x] = iy >= 0 && iy < p.h && ix >= 0 && ix < p.w ? plane[iy * p.w + ix] : 0.0f;
         }
       }

@@ -62,8 +62,8 @@ inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage
           .r = p.r,
           .s = p.s,
           .in_block_stride = image.block_stride(),
-          .in_tap_row = (p.dilation_h + 1) * image.row_stride(),
-          .in_tap_col = (p.dilation_w + 1) * image.block,
+          .in_tap_row = p.dilation_h * image.row_stride(),
+          .in_tap_col = p.dilation_w * image.block,
           .in_pixel = p.stride_w * image.block,
           .w_block_stride = w_block_stride};
 }

@@ -8,13 +8,17 @@
 //   output channels out of shared memory, a weight by all 256 threads (a broadcast read), so
 //   global traffic drops by about R x S x 8. Still bound by shared-memory loads: each FMA needs
 //   one (the weight is a broadcast, the input is not). Expect 10-25% of the FP32 peak.
+// Measured on an H200 (bench/RESULTS.md, batch 32): 5.6 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
+//   3x cuda.00; 4.4-4.5 on resnet8's largest layer (cuDNN FP32 there: 2.7-4.4).
 // Every stride, padding, dilation and group count, while the patch fits in 48 KiB of shared
-//   memory (kernels/cuda/dispatch.hpp checks).
+//   memory (its row, at the end of this file, checks).
 // Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.01_smem_tiled
-#include "kernels/cuda/conv_args.hpp"
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {
+
+// Output tile side, output channels per block, input channels per chunk.
+constexpr int kSmemTile = 16, kSmemOutChannels = 8, kSmemInChannels = 8;
 
 // grid: x = output tiles of one image (tiles_w * tiles_h), y = groups * channel blocks, z = n.
 __global__ void conv_smem_tiled(ConvArgs a) {
@@ -74,5 +78,33 @@ __global__ void conv_smem_tiled(ConvArgs a) {
     a.out[i] = conv_epilogue(a, k0 + j, i, acc[j]);
   }
 }
+
+namespace {
+// Bytes a block stages: the input patch under its tile (with halo) for a chunk of input channels,
+// and that chunk's weights; more than kMaxStaticSharedBytes when they do not fit.
+unsigned smem_tiled_bytes(const ConvShape& p) {
+  const int ph = (kSmemTile - 1) * p.stride_h + (p.r - 1) * p.dil_h + 1;
+  const int pw = (kSmemTile - 1) * p.stride_w + (p.s - 1) * p.dil_w + 1;
+  const long long floats = static_cast<long long>(kSmemInChannels) * ph * pw + kSmemOutChannels * kSmemInChannels * p.r * p.s;
+  return floats * 4 > kMaxStaticSharedBytes ? kMaxStaticSharedBytes + 1 : static_cast<unsigned>(floats * 4);
+}
+}  // namespace
+
+// Its row: OIHW weights; the patch must fit in 48 KiB of shared memory, the batch in grid z.
+struct smem_tiled : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) {
+    if (std::string why = batch_over_grid_z(p); !why.empty()) return why;
+    if (smem_tiled_bytes(gpu::to_shape(p)) > kMaxStaticSharedBytes) return "the input patch does not fit in 48 KiB of shared memory";
+    return {};
+  }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    const ConvShape& p = a.p;
+    const unsigned tiles = blocks(p.oh, kSmemTile) * blocks(p.ow, kSmemTile);
+    const unsigned kblocks = blocks(p.k / p.groups, kSmemOutChannels) * p.groups;
+    launch(LaunchShape{{tiles, kblocks, static_cast<unsigned>(p.n)}, {kSmemTile, kSmemTile, 1}, smem_tiled_bytes(p)},
+           conv_smem_tiled, a);
+  }
+};
 
 }  // namespace convlab::cuda

@@ -10,6 +10,8 @@
 // Why faster: 16 FMAs per pair of shared-memory loads instead of 8 per 1 + a broadcast, and
 //   tiles that span images, so batch 32 fills the GPU even where one image is small. Expect
 //   30-50% of the FP32 peak on large layers; the index arithmetic of the gather is the overhead.
+// Measured on an H200 (bench/RESULTS.md, batch 32): 19 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
+//   0.69-0.80x cuDNN FP32.
 // groups = 1; any stride, padding and dilation.
 // Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.02_implicit_gemm
 #include "kernels/cuda/cuda_kernels.cuh"
@@ -27,5 +29,16 @@ __global__ void __launch_bounds__(kGemmThreads) conv_implicit_gemm(ConvArgs a) {
   implicit_gemm_steps(a, k0, pix0, 0, ceil_div(a.p.c * a.p.r * a.p.s, kGemmBK), as, bs, acc);
   gemm_store_outputs(a, acc, k0, pix0, static_cast<long long>(a.p.oh) * a.p.ow * a.p.n);
 }
+
+// Its row: groups 1; weights transposed for the GEMM tile.
+struct implicit_gemm : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) { return gemm_weights(p, oihw); }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    launch(LaunchShape{{blocks(output_pixels(a.p), kGemmBN), blocks(a.p.k, kGemmBM), 1}, {kGemmThreads, 1, 1}, 0},
+           conv_implicit_gemm, a);
+  }
+};
 
 }  // namespace convlab::cuda

@@ -25,6 +25,9 @@
 
 namespace convlab::cuda {
 
+// Block tile side (channels and pixels), threads per block (4 warps).
+constexpr int kTf32Tile = 64, kTf32Threads = 128;
+
 namespace {
 constexpr int kBM = kTf32Tile, kBN = kTf32Tile, kBK = 16, kPad = 4;  // padding staggers shared-memory banks
 }
@@ -93,5 +96,15 @@ __global__ void __launch_bounds__(kTf32Threads) conv_tensorcore_tf32(ConvArgs a)
   __syncthreads();
   write_tile_nchw(a, &cs[0][0], kBN + kPad, kBM, kBN, k0, pix0, tid, kTf32Threads);
 }
+
+// Its row: groups 1; OIHW weights.
+struct tensorcore_tf32 : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    launch(LaunchShape{{blocks(output_pixels(a.p), kTf32Tile), blocks(a.p.k, kTf32Tile), 1}, {kTf32Threads, 1, 1}, 0},
+           conv_tensorcore_tf32, a);
+  }
+};
 
 }  // namespace convlab::cuda

@@ -10,6 +10,8 @@
 //   64-bit indices per output, and a warp may straddle two channels; here the plane is the
 //   block's and the index math is 32-bit. Expect a share of the memory bandwidth, not of the
 //   FP32 peak; the next step would be several outputs per thread, reusing loaded inputs.
+// Measured: not yet measured on a GPU as a single layer (bench/RESULTS.md times it only inside
+//   cuda.auto's network rows).
 // Any stride, padding and dilation.
 // Benchmark: convlab conv --backend cuda --problem g32mb32ic32ih32oc32oh32kh3ph1 --kernel cuda.04_depthwise
 #include "kernels/cuda/cuda_kernels.cuh"
@@ -37,5 +39,20 @@ __global__ void conv_depthwise(ConvArgs a) {
   const long long o = static_cast<long long>(plane) * p.oh * p.ow + q;
   a.out[o] = conv_epilogue(a, c, o, acc);
 }
+
+// Its row: depthwise layers only, an output plane within grid y; OIHW weights.
+struct depthwise : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) {
+    if (!p.is_depthwise()) return "not depthwise (needs groups = C = K)";
+    if (blocks(p.out_h() * p.out_w(), 256) > kMaxGridYZ) return "an output plane too large";
+    return {};
+  }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    const ConvShape& p = a.p;
+    launch(LaunchShape{{static_cast<unsigned>(p.n * p.c), blocks(static_cast<long long>(p.oh) * p.ow, 256), 1}, {256, 1, 1}, 0},
+           conv_depthwise, a);
+  }
+};
 
 }  // namespace convlab::cuda

@@ -7,6 +7,8 @@
 // Why faster: no divisions per loaded element and 4x fewer load instructions for the input.
 //   These layers (MobileNet's pointwise convs) carry most of the network's FLOPs; expect the
 //   register tile's bound, 40-60% of the FP32 peak on large ones.
+// Measured: not yet measured on a GPU as a single layer (bench/RESULTS.md times it only inside
+//   cuda.auto's network rows).
 // Benchmark: convlab conv --backend cuda --problem mb32ic64ih32oc128oh32kh1 --kernel cuda.05_pointwise
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
@@ -67,5 +69,22 @@ __global__ void __launch_bounds__(kGemmThreads) conv_pointwise(ConvArgs a) {
   const long long image = static_cast<long long>(n) * a.p.h * a.p.w;
   gemm_store_outputs(a, acc, k0, image + p0, image + a.p.h * a.p.w);  // the tile stops at the plane's end
 }
+
+// Its row: 1x1 layers only (one_by_one, which cuda.auto's rule shares), the batch within grid z;
+// weights transposed for the GEMM tile.
+struct pointwise : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) {
+    if (!one_by_one(p)) return "not 1x1 with stride 1, no padding, groups 1";
+    return batch_over_grid_z(p);
+  }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) { return gemm_weights(p, oihw); }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    const ConvShape& p = a.p;
+    launch(LaunchShape{{blocks(static_cast<long long>(p.h) * p.w, kGemmBN), blocks(p.k, kGemmBM), static_cast<unsigned>(p.n)},
+                       {kGemmThreads, 1, 1}, 0},
+           conv_pointwise, a);
+  }
+};
 
 }  // namespace convlab::cuda

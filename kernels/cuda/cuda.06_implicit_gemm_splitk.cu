@@ -1,22 +1,17 @@
 // cuda.06_implicit_gemm_splitk: cuda.02 with the reduction split across blocks, for small batches.
 //
 // What changes against cuda.02: at batch 1 a deep layer has few output tiles (resnet8's last
-//   block: 64 channels x 64 pixels = one 64 x 64 tile, so ONE block on a 132-multiprocessor GPU)
-//   and a long reduction (64 x 3 x 3 = 576 taps: 36 steps, each a round trip to memory, done one
-//   after another). Here the reduction is also split across blocks (grid z): each block sums its
-//   share of the steps for its tile into a workspace, and a second small kernel adds the shares
-//   in a fixed order and applies the epilogue. dispatch.cpp picks the number of splits from the
-//   problem alone (enough blocks to fill a large GPU, at least two steps each), so the result is
-//   the same on every run and every device.
-// Why faster: a latency-bound layer becomes many short blocks in parallel; the cost is writing
-//   and re-reading splits x K x pixels partial sums and one more launch, small at batch 1. At
-//   batch 32 there are tiles enough and cuda.auto keeps cuda.02.
-// The second kernel can also do the pooling layer after the conv (a max, average or global
-//   average pool: models/gpu_network.cpp fuses it), since it computes every output one at a time
-//   anyway: it then writes only the pooled tensor, and the network saves the pool's launch and a
-//   round trip of the conv's output through memory. At batch 1, where a forward is a chain of
-//   launches of a few microseconds each, that is lab-cnn's pool2 and global average pool (its
-//   conv2 and conv3 run split).
+//   block: one 64 x 64 tile, so ONE block on a 132-multiprocessor GPU) and a long reduction
+//   (64 x 3 x 3 = 576 taps: 36 steps one after another). Here the reduction is also split across
+//   blocks (grid z): each block sums its share of the steps into a workspace, and a second kernel
+//   adds the shares in a fixed order and applies the epilogue. split_k (dispatch.cpp) picks the
+//   splits from the problem alone, so the result is the same on every run and every device.
+// Why faster: a latency-bound layer becomes many short blocks in parallel, for the price of
+//   splits x K x pixels partial sums and one more launch, small at batch 1 (at batch 32 there are
+//   tiles enough and cuda.auto keeps cuda.02). The second kernel can also do the pool after the
+//   conv (models/gpu_network.cpp fuses it), saving that launch and a round trip of the output.
+// Measured on an H200 (bench/RESULTS.md): resnet8 at batch 1 with a CUDA Graph, 0.182 ms with
+//   cuda.02 -> 0.074 ms; the fused pools are not yet measured on a GPU.
 // groups = 1; any stride, padding and dilation.
 // Benchmark: convlab conv --backend cuda --problem mb1ic64ih8oc64oh8kh3ph1 --kernel cuda.02_implicit_gemm,cuda.06_implicit_gemm_splitk
 #include "kernels/cuda/cuda_kernels.cuh"
@@ -94,5 +89,30 @@ __global__ void splitk_reduce_global_avg(ConvArgs a, const float* partial, int s
   sum = warp_sum(sum);
   if (lane == 0) a.out[warp] = sum / static_cast<float>(plane);
 }
+
+// Its row: groups 1; weights transposed for the GEMM tile; a workspace of partial sums; the pool
+// after it done by its reduction kernel.
+struct implicit_gemm_splitk : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) { return gemm_weights(p, oihw); }
+  static std::size_t workspace_floats(const ConvShape& p) {
+    return static_cast<std::size_t>(split_k(p).splits) * p.k * p.n * p.oh * p.ow;
+  }
+  static constexpr bool fuses_pool = true;
+
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* workspace) {
+    const SplitK split = split_k(a.p);
+    launch(LaunchShape{{blocks(output_pixels(a.p), kGemmBN), blocks(a.p.k, kGemmBM), static_cast<unsigned>(split.splits)},
+                       {kGemmThreads, 1, 1}, 0},
+           conv_implicit_gemm_splitk, a, workspace, split.steps_per_split);
+    const float* partial = workspace;
+    const long long planes = static_cast<long long>(a.p.n) * a.p.k;
+    if (a.pool.kind == kPoolGlobalAvg) return launch(warp_launch(planes), splitk_reduce_global_avg, a, partial, split.splits);
+    const bool pooled = a.pool.kind != kPoolNone;
+    const long long outputs = planes * (pooled ? a.pool.oh : a.p.oh) * (pooled ? a.pool.ow : a.p.ow);
+    launch(elementwise_launch(outputs), splitk_reduce, a, partial, split.splits);
+  }
+};
 
 }  // namespace convlab::cuda

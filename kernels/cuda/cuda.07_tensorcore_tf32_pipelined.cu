@@ -1,25 +1,18 @@
-// cuda.07_tensorcore_tf32_pipelined: cuda.03's tensor-core GEMM, its tiles fed by a pipeline of
-// asynchronous copies.
+// cuda.07_tensorcore_tf32_pipelined: cuda.03's tensor-core GEMM fed by a pipeline of asynchronous
+// copies.
 //
 // What changes against cuda.03: there, each 16-tap step loads its tiles through registers, waits
-//   at a barrier, multiplies, and waits again: the tensor cores idle while the loads are in
-//   flight, which on an H200 held cuda.03 to 0.19x cuDNN TF32 on the lab's reference layer. Here
-//   - the tiles are copied global -> shared with sm_80's cp.async (kernels/cuda/async_copy.cuh),
-//     three steps in flight: while the warps multiply step t, the copies of steps t + 1 and t + 2
-//     are landing, and one barrier per step is enough;
-//   - the block tile is 64 channels x 128 pixels, and each of the 4 warps owns 64 x 32 (4 x 2
-//     accumulator fragments): per 8-tap slice a warp loads 6 fragments for 8 products (cuda.03's
-//     32 x 32: 4 for 4), so shared-memory reads per product fall by a quarter;
-//   - weights are padded in plan to a multiple of 16 taps per row, so each row of the weight tile
-//     is four aligned 16-byte copies; im2col copies are one float each, consecutive threads on
-//     consecutive pixels, the padding zero-filled by the copy itself; each thread walks its pixel
-//     column's taps (c, r, s) by increments, with no division per element.
-//   TF32 rounding moves from the shared tiles to the fragments (x[t] = __float_to_tf32(x[t]), as
-//   the CUDA guide does), since the copies cannot convert on the way.
-// Why faster (expected): the copies overlap the products, and more of the block's time is spent
-//   on tensor-core instructions. Not yet measured on a GPU (bench/RESULTS.md); bench/gpu-check.sh
-//   times it beside cuda.03 and cuDNN TF32 on both of its layers. Precision: the same as cuda.03
-//   (error_scale beside its list entry); the CPU emulator checks its results, not its speed.
+//   at a barrier, multiplies and waits again, so the tensor cores idle while loads are in flight.
+//   Here the tiles are copied global -> shared by sm_80's cp.async (kernels/cuda/async_copy.cuh),
+//   three steps in flight, one barrier per step; the block tile is 64 channels x 128 pixels, each
+//   of the 4 warps 64 x 32 (6 fragment loads for 8 products, against cuda.03's 4 for 4); weight
+//   rows are padded in plan to whole 16-tap steps (four aligned 16-byte copies each); im2col
+//   copies are one float each, the padding zero-filled by the copy. TF32 rounding moves from the
+//   shared tiles to the fragments (as the CUDA guide does), since the copies cannot convert.
+// Why faster (expected): the copies overlap the products, and shared-memory reads per product
+//   fall by a quarter. It aims at the 0.19x of cuDNN TF32 that held cuda.03 on the reference layer.
+// Measured: not yet measured on a GPU (bench/RESULTS.md); bench/gpu-check.sh times it beside
+//   cuda.03 and cuDNN TF32. Precision as cuda.03 (error_scale beside its list entry).
 // groups = 1; any stride, padding and dilation. Needs sm_80 or later.
 // Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.03_tensorcore_tf32,cuda.07_tensorcore_tf32_pipelined
 #if defined(__CUDACC__)
@@ -28,10 +21,16 @@
 #include "kernels/simt/wmma.hpp"
 #endif
 
+#include <algorithm>
+
 #include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {
+
+// Block tile of output channels x pixels, taps per reduction step, steps in flight, threads per
+// block (4 warps).
+constexpr int kTf32PipeBM = 64, kTf32PipeBN = 128, kTf32PipeBK = 16, kTf32PipeStages = 3, kTf32PipeThreads = 128;
 
 namespace {
 template <class Fragment>
@@ -134,5 +133,22 @@ __global__ void __launch_bounds__(kTf32PipeThreads) conv_tensorcore_tf32_pipelin
   __syncthreads();
   write_tile_nchw(a, cs, kCStride, kBM, kBN, k0, pix0, tid, kThreads);
 }
+
+// Its row: groups 1; OIHW weights with each row of C*R*S taps padded with zeros to whole
+// reduction steps, so that every row of the weight tile is four aligned 16-byte copies.
+struct tensorcore_tf32_pipelined : KernelDefaults {
+  static std::string unsupported(const ConvProblem& p) { return ungrouped_only(p); }
+  static std::vector<float> weights(const ConvProblem& p, std::span<const float> oihw) {
+    const std::int64_t kd_total = p.c * p.r * p.s, padded = round_up(static_cast<int>(kd_total), kTf32PipeBK);
+    std::vector<float> t(static_cast<std::size_t>(p.k * padded), 0.0f);
+    for (std::int64_t k = 0; k < p.k; ++k) std::copy_n(oihw.begin() + k * kd_total, kd_total, t.begin() + k * padded);
+    return t;
+  }
+  template <class Launch>
+  static void launch(Launch& launch, const ConvArgs& a, float* /*workspace*/) {
+    launch(LaunchShape{{blocks(output_pixels(a.p), kTf32PipeBN), blocks(a.p.k, kTf32PipeBM), 1}, {kTf32PipeThreads, 1, 1}, 0},
+           conv_tensorcore_tf32_pipelined, a);
+  }
+};
 
 }  // namespace convlab::cuda

@@ -1,4 +1,6 @@
 // Host code of the CUDA backend: the only place in convlab that launches kernels with <<< >>>.
+// Every kernel file of cuda_kernels.inc is compiled here by nvcc (through the list the build
+// generates from it), so that each row's launch is instantiated with the stream launch below.
 #include "kernels/cuda/cuda_runtime.hpp"
 
 #include <cuda_runtime.h>
@@ -7,8 +9,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "generated/cuda_kernel_sources.inc"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/cuda/launching_runtime.hpp"
 
 namespace convlab::cuda {
 

@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <functional>
 
-#include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/gpu/runtime.hpp"
 
 namespace convlab::cuda {
 
-class CudaRuntime : public GpuRuntime {
+class CudaRuntime : public gpu::GpuRuntime {
  public:
   // Captures what `body` submits to the stream into a graph (replacing any earlier one);
   // replay() launches that graph on the stream. Nothing runs during capture.

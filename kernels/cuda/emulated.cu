@@ -1,26 +1,31 @@
-// The CUDA kernels compiled as plain C++ and run by the CPU emulator (kernels/simt/): one
-// translation unit holds every kernel source, so `__global__` can give them internal linkage and
-// they never collide with the host stubs nvcc makes for the same names when a CUDA build links
-// both into one binary. The tensor-core kernel runs on a model of WMMA's results (simt/wmma.hpp).
+// The CUDA kernels compiled as plain C++ and run by the CPU emulator (kernels/simt/). Every kernel
+// file of cuda_kernels.inc is included here (through the list the build generates from it), so
+// this is also the one host compile of each kernel's row: conv_kernels() is defined here, in every
+// build. One translation unit holds every kernel source, so `__global__` can give them internal
+// linkage and they never collide with the host stubs nvcc makes for the same names when a CUDA
+// build links both into one binary. The tensor-core kernels run on a model of WMMA's results
+// (simt/wmma.hpp).
 #include "kernels/simt/emulator.hpp"
 #include "kernels/simt/simt.hpp"  // first, so that the definition below replaces its __global__
 #undef __global__
 #define __global__ static
 
-#include "kernels/cuda/cuda.00_naive.cu"
-#include "kernels/cuda/cuda.01_smem_tiled.cu"
-#include "kernels/cuda/cuda.02_implicit_gemm.cu"
-#include "kernels/cuda/cuda.03_tensorcore_tf32.cu"
-#include "kernels/cuda/cuda.04_depthwise.cu"
-#include "kernels/cuda/cuda.05_pointwise.cu"
-#include "kernels/cuda/cuda.06_implicit_gemm_splitk.cu"
-#include "kernels/cuda/cuda.07_tensorcore_tf32_pipelined.cu"
+#include "generated/cuda_kernel_sources.inc"
 #include "kernels/cuda/ops.cu"
-#include "kernels/cuda/gpu_runtime.hpp"
+#include "kernels/cuda/launching_runtime.hpp"
 
 namespace convlab::cuda {
 
 namespace {
+
+const gpu::ConvKernel kRows[] = {
+#define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) \
+  {id, &symbol::unsupported, &symbol::weights, &symbol::workspace_floats, symbol::fuses_pool},
+#define CONVLAB_CUDA_AUTO(symbol, id, summary, deterministic, error_scale)
+#include "kernels/cuda/cuda_kernels.inc"
+#undef CONVLAB_CUDA_AUTO
+#undef CONVLAB_CUDA_KERNEL
+};
 
 struct EmulatedLaunch {
   template <class... P, class... A>
@@ -31,13 +36,15 @@ struct EmulatedLaunch {
   }
 };
 
-class EmulatedRuntime final : public LaunchingRuntime<HostMemoryRuntime<GpuRuntime>, EmulatedLaunch> {
+class EmulatedRuntime final : public LaunchingRuntime<gpu::HostMemoryRuntime<gpu::GpuRuntime>, EmulatedLaunch> {
  public:
   std::string_view name() const override { return "cuda-emulated"; }
 };
 
 }  // namespace
 
-std::unique_ptr<GpuRuntime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
+std::span<const gpu::ConvKernel> conv_kernels() { return kRows; }
+
+std::unique_ptr<gpu::GpuRuntime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
 
 }  // namespace convlab::cuda

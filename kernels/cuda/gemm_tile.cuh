@@ -16,6 +16,17 @@ namespace convlab::cuda {
 
 __host__ __device__ constexpr int round_up4(int x) { return (x + 3) / 4 * 4; }
 
+// The weights as the tile reads them, transposed once in plan: C*R*S rows of K values (K rounded
+// up to 4, zero-filled), so that a tile row of weights is one aligned float4 per thread.
+inline std::vector<float> gemm_weights(const ConvProblem& p, std::span<const float> oihw) {
+  const std::int64_t kd_total = p.c_per_group() * p.r * p.s, kp = round_up4(static_cast<int>(p.k));
+  std::vector<float> t(static_cast<std::size_t>(kd_total * kp), 0.0f);
+  for (std::int64_t k = 0; k < p.k; ++k)
+    for (std::int64_t kd = 0; kd < kd_total; ++kd)
+      t[static_cast<std::size_t>(kd * kp + k)] = oihw[static_cast<std::size_t>(k * kd_total + kd)];
+  return t;
+}
+
 // Fetches the thread's float4 of the weight tile rows kd0.. (kk = tid / 16, columns (tid % 16)*4).
 __device__ __forceinline__ float4 gemm_load_weights(const ConvArgs& a, int kd_total, int kd0, int k0) {
   const int tid = threadIdx.x, kk = tid / 16, m = (tid % 16) * 4;

@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-#include "kernels/cuda/conv_args.hpp"
+#include "kernels/cuda/epilogue.cuh"
 
 namespace convlab::cuda {
 

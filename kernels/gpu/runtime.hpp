@@ -1,9 +1,10 @@
 // What running a network on "a GPU" needs: counted device memory, stream-ordered copies and
-// kernel launches, and a synchronize. Two implementations share every line above them (the
-// network executor in models/gpu_network.hpp, the checks, the benchmarks):
-//   cuda_runtime()          the real GPU (kernels/cuda/cuda_runtime.cu), built with CUDA;
-//   make_emulated_runtime() the same kernel sources run by the CPU emulator (kernels/simt/),
-//                           always built: this is how CI checks the CUDA backend without a GPU.
+// kernel launches, and a synchronize. Every GPU backend implements it, and everything above
+// shares it (the network executor in models/gpu_network.hpp, the checks, the benchmarks):
+//   CUDA   cuda::cuda_runtime() (the GPU, kernels/cuda/cuda_runtime.cu, built with CUDA) and
+//          cuda::make_emulated_runtime() (the same kernel sources on the CPU emulator, always built);
+//   Metal  metal::metal_runtime() (metal/metal_runtime.mm, macOS) and
+//          metal::make_emulated_runtime() (the .metal kernels on the CPU emulator, where clang is).
 #pragma once
 
 #include <cstddef>
@@ -16,9 +17,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "kernels/cuda/dispatch.hpp"
+#include "kernels/gpu/conv_kernel.hpp"
 
-namespace convlab::cuda {
+namespace convlab::gpu {
 
 class GpuRuntime {
  public:
@@ -68,21 +69,13 @@ class GpuRuntime {
   // (cudaMemGetInfo; Metal: the device's currentAllocatedSize). Nothing when unknown.
   virtual std::optional<std::size_t> device_bytes_in_use() { return std::nullopt; }
 
-  // The convolution kernels of the runtime's backend (CUDA's: kernels/cuda/dispatch.hpp; Metal's:
-  // metal/dispatch.hpp), each a variant: the backend's own enum, as a number. conv_variant throws
-  // InputError for an id that is not one of its kernels; conv_unsupported is empty when the
-  // variant runs p, else why not; conv_weights is the layout the variant reads.
-  virtual int conv_variant(std::string_view kernel_id, const ConvProblem& p) const = 0;
-  virtual std::string conv_unsupported(int variant, const ConvProblem& p) const = 0;
-  virtual std::string conv_name(int variant) const = 0;
-  virtual std::vector<float> conv_weights(int variant, const ConvProblem& p, std::span<const float> oihw) const = 0;
-  virtual std::size_t conv_workspace_floats(int variant, const ConvShape& p) const = 0;
-  // Whether the variant can do the pooling layer after the conv itself (ConvArgs::pool).
-  virtual bool conv_fuses_pool(int /*variant*/) const { return false; }
+  // The convolution kernel `kernel_id` runs on p, as a row of the backend's list: its own, or the
+  // one an auto kernel's rule picks. Throws InputError for an id that is not one of the backend's.
+  virtual const ConvKernel& conv_kernel(std::string_view kernel_id, const ConvProblem& p) const = 0;
 
-  // Stream-ordered kernel launches. workspace: conv_workspace_floats(v, a.p) floats of device
-  // memory (null when that is 0).
-  virtual void conv(int variant, const ConvArgs& a, float* workspace) = 0;
+  // Stream-ordered kernel launches. `kernel`: a row conv_kernel returned; workspace:
+  // kernel.workspace_floats(a.p) floats of device memory (null when that is 0).
+  virtual void conv(const ConvKernel& kernel, const ConvArgs& a, float* workspace) = 0;
   virtual void pool(const PoolArgs& a, bool average) = 0;
   virtual void global_avg_pool(const float* in, int planes, int plane_size, float* out) = 0;
   virtual void linear(const float* in, int batch, int in_features, const float* weight, const float* bias,
@@ -128,47 +121,6 @@ class DeviceBuffer {
   std::size_t size_ = 0;
 };
 
-// The launches of a runtime, written once: Base is GpuRuntime or a subclass of it, Launch the
-// callable that starts one kernel (kernels/cuda/dispatch.hpp).
-template <class Base, class Launch>
-class LaunchingRuntime : public Base {
- public:
-  int conv_variant(std::string_view kernel_id, const ConvProblem& p) const override {
-    return static_cast<int>(variant_for(kernel_id, p));
-  }
-  std::string conv_unsupported(int v, const ConvProblem& p) const override {
-    return unsupported(static_cast<Variant>(v), p);
-  }
-  std::string conv_name(int v) const override { return std::string(to_string(static_cast<Variant>(v))); }
-  std::vector<float> conv_weights(int v, const ConvProblem& p, std::span<const float> oihw) const override {
-    return prepare_weights(static_cast<Variant>(v), p, oihw);
-  }
-  std::size_t conv_workspace_floats(int v, const ConvShape& p) const override {
-    return workspace_floats(static_cast<Variant>(v), p);
-  }
-  bool conv_fuses_pool(int v) const override { return fuses_pool(static_cast<Variant>(v)); }
-  void conv(int v, const ConvArgs& a, float* workspace) override {
-    launch_conv(launch_, static_cast<Variant>(v), a, workspace);
-  }
-  void pool(const PoolArgs& a, bool average) override { launch_pool(launch_, a, average); }
-  void global_avg_pool(const float* in, int planes, int plane_size, float* out) override {
-    launch_global_avg_pool(launch_, in, planes, plane_size, out);
-  }
-  void linear(const float* in, int batch, int in_features, const float* weight, const float* bias, int out_features,
-              float* out, bool relu) override {
-    launch_linear(launch_, in, batch, in_features, weight, bias, out_features, out, relu);
-  }
-  void add(const float* a, const float* b, float* out, long long count, bool relu) override {
-    launch_add(launch_, a, b, out, count, relu);
-  }
-  void softmax(const float* in, int batch, int classes, float* out) override {
-    launch_softmax(launch_, in, batch, classes, out);
-  }
-
- protected:
-  Launch launch_;
-};
-
 // The memory half of a runtime whose "device memory" is host memory: the CPU emulators of CUDA
 // and Metal kernels, which run each launch to completion on the calling thread, so copies are
 // memcpy and there is nothing to wait for.
@@ -190,7 +142,4 @@ class HostMemoryRuntime : public Base {
   void device_free(float* p) noexcept override { ::operator delete(p, std::align_val_t{256}); }
 };
 
-// Kernels run one block at a time on the calling thread; "device memory" is host memory.
-std::unique_ptr<GpuRuntime> make_emulated_runtime();
-
-}  // namespace convlab::cuda
+}  // namespace convlab::gpu
