@@ -177,3 +177,11 @@ TEST_CASE("peak: a measurement that cannot be the machine's peak says why") {
   REQUIRE(peak_warnings(quiet, 0.9, 0.0).size() == 1);
   CHECK(peak_warnings(quiet, 0.9, 0.0)[0].find("other work kept 0.90 cores busy") == 0);
 }
+
+TEST_CASE("peak: every build measures its widest register tile (AVX2 builds measured none)") {
+  const convlab::Peak p = convlab::measure_peak(/*quick=*/false);
+  REQUIRE(!p.tiles.empty());
+  CHECK(p.tiles.front().k_blocks >= 2);
+  CHECK(p.tiles.front().gflops_one > 0);
+  CHECK(p.tiles.front().gflops_all > 0);
+}

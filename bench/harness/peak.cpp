@@ -32,7 +32,15 @@ namespace convlab {
 
 namespace {
 using Batch = xsimd::batch<float>;
+// Independent FMA chains per thread: enough to cover the FMA latency on every pipe (2 pipes x 4-5
+// cycles), few enough that they and the two operands stay in registers. AVX2 and SSE have 16
+// vector registers: 16 chains + 2 operands spilled, and the probe read half of Zen 3's peak
+// (oneDNN then ran a layer at "133% of peak"); 12 leaves room. AVX-512 and NEON have 32.
+#if defined(__AVX512F__) || defined(__aarch64__)
 constexpr int kChains = 16;
+#else
+constexpr int kChains = 12;
+#endif
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -167,8 +175,10 @@ Peak measure_peak(bool quick) {
     peak.gflops_all = best_fma_gflops(peak.threads, 3, iterations);
     return peak;
   }
+  // The widest tile, then 2 k blocks where that is another tile (without AVX-512 both are 2 x 6:
+  // the loop used to break before measuring either, and AVX2 builds showed no tile at all).
   for (const int k_blocks : {cpu::kMaxKBlocks, 2}) {
-    if (k_blocks == 2 && cpu::kMaxKBlocks == 2) break;  // without AVX-512 the widest tile is 2 x 6
+    if (k_blocks == 2 && cpu::kMaxKBlocks == 2 && !peak.tiles.empty()) break;
     peak.tiles.push_back({.k_blocks = k_blocks, .pixels = cpu::max_tile_width(k_blocks)});
   }
   // Repetitions interleave the FMA loop and the tiles, so that a busy spell of the machine (these
