@@ -9,7 +9,7 @@
 //   percent of the FP32 peak: the point is a baseline that is obviously right.
 // Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
 //   not speed).
-// Benchmark (on a Mac): convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.00_naive
+// Run: build/convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.00_naive
 #include <metal_stdlib>
 #include "conv_epilogue.h"
 using namespace metal;

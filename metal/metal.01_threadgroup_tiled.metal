@@ -13,7 +13,7 @@
 //   floats and R x S <= 25 (its rule, patch_fits, in metal/dispatch.cpp).
 // Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
 //   not speed).
-// Benchmark (on a Mac): convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.01_threadgroup_tiled
+// Run: build/convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.01_threadgroup_tiled
 #include <metal_stdlib>
 #include "conv_epilogue.h"
 using namespace metal;

@@ -14,7 +14,7 @@
 // Supports: groups = 1 (its rule, ungrouped_only, in metal/dispatch.cpp).
 // Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
 //   not speed).
-// Benchmark (on a Mac): convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.02_simdgroup_matrix
+// Run: build/convlab conv --backend metal --problem mb32ic64ih56oc64oh56kh3ph1 --kernel metal.02_simdgroup_matrix
 #include <metal_stdlib>
 #include "conv_epilogue.h"
 using namespace metal;

@@ -12,7 +12,7 @@
 //   metal/dispatch.cpp).
 // Measured: not yet measured on a GPU (no Mac has run these kernels; the emulator checks results,
 //   not speed).
-// Benchmark (on a Mac): convlab conv --backend metal --problem g32mb32ic32ih56oc32oh56kh3ph1 --kernel metal.03_depthwise
+// Run: build/convlab conv --backend metal --problem g32mb32ic32ih56oc32oh56kh3ph1 --kernel metal.03_depthwise
 #include <metal_stdlib>
 #include "conv_epilogue.h"
 using namespace metal;

@@ -1,36 +1,19 @@
 // cpu.01_im2col_eigen: im2col + a library GEMM (Eigen 3.4).
 //
-// What it changes against cpu.00: instead of one dot product per output, each image (and group)
-// is unrolled into a column matrix col[C/g*R*S x OH*OW] in the plan's workspace (im2col), and the
-// convolution becomes one matrix product out[K/g x OH*OW] = W[K/g x C/g*R*S] * col, done by
-// Eigen's cache-blocked, vectorised GEMM. Bias and activation are applied in one pass over each
-// output row after the product. 1x1 stride-1 unpadded problems skip im2col: the input already is
-// the column matrix.
-// Why it should be faster: the GEMM reuses every loaded value from registers and cache many times
-// (FP32, FMA, packed panels), where the reference reloads both operands for every multiply-add and
-// sums in double. The price is the im2col copy: R*S times the input, written and read once more.
-// Expected bound: compute-bound in the GEMM for C/g*R*S and K/g in the tens or more (lab-cnn
-// conv2/conv3: perhaps 30-60% of the FP32 peak); memory-bound in im2col, which dominates when C is
-// small (conv1: C*R*S = 27) and for depthwise layers (one 1 x R*S GEMM per channel: use cpu.05).
-// Threading against OpenMP: Eigen is compiled with OpenMP here, so its GEMM threads with
-// omp_get_max_threads() (the harness's --threads) unless it is called inside a parallel region,
-// where it runs single-threaded. The kernel picks per call:
-//   - batch >= threads: OpenMP over images, each thread its own im2col slice of the workspace and a
-//     single-threaded Eigen GEMM. No fork per GEMM, no sharing of packed panels, and im2col is
-//     parallel for free.
-//   - batch < threads (batch 1): images in turn, im2col split over its rows with OpenMP, then one
-//     GEMM threaded by Eigen, the only parallelism left.
-// Measured on the shared 2-core development machine (lab-cnn, medians of 8 alternating runs, noisy:
-// others were compiling): batch 1, Eigen's threaded GEMM 0.14 ms against 0.19 ms on one thread;
-// batch 32, OpenMP over images 5.4 ms against 5.4 ms for images in turn with Eigen threading each
-// GEMM, a tie, so the path without 96 forks and barriers per forward is kept.
-// Memory: the workspace (sized in plan) holds the column matrices; Eigen's GEMM itself packs its
-// operands into blocking buffers it allocates per product (on the stack below 128 KB, else on the
-// heap): that is part of the cost of calling the library and is inside the timed region.
-// Deterministic: each output is computed by one GEMM whose blocking depends only on the problem
-// and the thread count, so results are bit-identical at a fixed thread count (the two paths may
-// differ from each other in the last bit).
-// Benchmark: build/convlab run --model lab-cnn --kernel cpu.01_im2col_eigen --batch 1,32
+// What changes against cpu.00_reference: each image (and group) is unrolled into a column matrix
+// col[C/g*R*S x OH*OW] in the workspace, and the convolution becomes one GEMM
+// out[K/g x OH*OW] = W * col done by Eigen; bias and activation follow in one pass (1x1 stride-1
+// unpadded layers skip im2col: the input already is the column matrix).
+// Why faster: the GEMM reuses each loaded value from registers and cache many times, in FP32
+// with FMAs, where the reference reloads both operands for every multiply-add. The price is the
+// im2col copy, R*S times the input. Threads: OpenMP over images when the batch shares out (one
+// single-threaded GEMM each), else im2col split by rows and Eigen's own threaded GEMM.
+// Bound: compute-bound in the GEMM once C/g*R*S and K/g are in the tens; memory-bound in im2col
+// when C is small (lab-cnn's conv1) and on depthwise layers (use cpu.05).
+// Measured: 46 GFLOP/s, 24% of the FMA peak, 0.33x oneDNN on mb32ic64ih56oc64oh56kh3ph1; 91 GFLOP/s (48%) on
+//   the 1x1 mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+// More (threading, Eigen's buffers, determinism): docs/kernel-notes.md#cpu01_im2col_eigen
+// Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
 #include <cstdint>
 #include <vector>

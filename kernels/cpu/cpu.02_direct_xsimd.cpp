@@ -1,52 +1,21 @@
-// cpu.02_direct_xsimd: direct convolution on a channel-blocked layout with a register-blocked tile.
+// cpu.02_direct_xsimd: direct convolution on a channel-blocked layout with a register tile.
 //
-// What changes against cpu.00_reference: the loops are reordered so that the innermost work is
-// one FMA of a broadcast input value with a vector of `block` output channels' weights (block =
-// the SIMD width: 16 floats with AVX-512, 8 with AVX2, 4 with SSE2), and a tile of output channel
-// blocks x output pixels of one row stays in registers for the whole reduction over C x R x S.
-// Weights are packed once in plan as [K/block][C][R][S][block] (K padded with zero weights), so
-// the weight vectors are read in one sequential stream. Inside run, each image is reordered
-// NCHW -> NCHWc with its padding written as zeros (kernels/cpu/layout.hpp), so the inner loop has
-// no bounds checks and any stride/padding/dilation costs nothing extra.
-//
-// Why faster: the reference does one dependent double add per multiply (latency-bound, ~3% of
-// peak). Here up to 28 independent accumulators (AVX-512: 4 k blocks x 7 pixels, or 2 x 14 when
-// K has only 2 blocks; microkernel.hpp) cover the 4-cycle latency of the two FMA pipes (8 FMAs in
-// flight needed), and loads stay well under one per FMA: per kernel tap, 4 weight vectors shared
-// by 7 pixels and one broadcast per pixel shared by its 4 FMAs (11 loads per 28 FMAs; 2 x 14
-// needs 16). The tile never leaves registers until its epilogue, which adds the bias, applies the
-// activation on the vector and writes NCHW directly through a 16 x 16 register transpose
-// (AVX-512; in L1 otherwise; no NCHWc output buffer, no second pass over the output).
-//
-// Expected bound: compute-bound on FMA throughput when C x R x S is large enough, at most the
-// tile's own ceiling, which `convlab peak` measures on L1-resident data. On the 2-core AVX-512 VM,
-// quiet: the 4 x 7 tile alone reads 90-95% of the FMA peak and the 2 x 14 tile 83-86%; cpu.02 on
-// mb32ic64ih56oc64oh56kh3ph1 ran 27.8 ms p50, 82% of the peak measured at the start of the run
-// (oneDNN 75%) but 73-76% of the 350-363 GFLOP/s that quiet `peak` runs read, the input reorder
-// 1.1 ms of it. Against the 2 x 14 build, six rounds of `convlab
-// conv` then `convlab compare` on that layer (the order of the two builds alternated: a round's
-// later runs were slower) gave median ratios 0.78-1.10, geometric mean 0.92. Tried in paired runs
-// of a scratch harness and dropped as slower: splitting C into steps whose weights stay in L1
-// (partial sums stored between steps: +0-23%), and 4 x 6 tiles (no register spill, but +2-8%;
-// the 4 x 7 tile spills one accumulator, an L1 round trip per tap). Writing each image's copy
-// row by row just ahead of the tiles that read it, rather than whole before them, measured ~14%
-// slower (six alternating rounds of `convlab compare`, ratios 0.87-1.44).
-// The epilogue's NCHW stores, not its shuffles, were the next cost (2026-11-30, a scratch harness
-// timing two plans of the same layer alternately in one process, median of 40-60 per-pair
-// ratios, which put a plan against itself at 0.997-1.012): without the epilogue the layer ran
-// 0.88-0.90x the time; an 8 x 16 transpose instead of 16 x 16 (24 shuffles, not 64) changed
-// nothing (0.99-1.01). Each tile writes 7 pixels into 64 output planes, and every first write
-// to a line waited for its read-for-ownership miss. Asking for the next row's lines ahead
-// (prefetch_output_row, when an image's output is over 256 KiB) gave 0.92-0.97x on this layer, 0.94 at
-// batch 1, 0.98 on mb32ic32ih32oc32oh32kh3ph1; interleaving the k blocks' weights into one
-// stream gave 0.97-0.99 here but 1.04-1.05 with 2 or 3 blocks, and was dropped.
-// Small-C layers (lab-cnn's first, C = 3) run far below peak: only 27 multiply-adds per output.
-// Threads: whole images per thread when the batch shares out (each thread reorders into its own
-// cache-resident copy, no barrier); otherwise (batch 1) each image split by rows between them
-// (for_each_blocked_image in kernels/cpu/layout.hpp).
-// Determinism: each output is summed by one thread in the fixed order c, r, s; bias added last.
-//
-// Benchmark: build/convlab run --model lab-cnn --kernel cpu.02_direct_xsimd --batch 1,32
+// What changes against cpu.00_reference: the innermost work is one FMA of a broadcast input value
+// with a vector of `block` output channels' weights (block = the SIMD width: 16 floats with
+// AVX-512, 8 with AVX2, 4 with NEON or SSE2), and a tile of k blocks x output pixels stays in
+// registers for the whole reduction over C x R x S. Weights are packed once in plan as
+// [K/block][C][R][S][block]; run reorders each image to a zero-padded NCHWc copy (no bounds checks,
+// any stride/padding/dilation) and writes NCHW straight from the tile's epilogue.
+// Why faster: independent accumulators cover the FMA latency and loads stay below one per FMA:
+// AVX-512 (32 registers) up to 4 x 7 tiles, 4 weight vectors + 7 broadcasts per 28 FMAs; AVX2 (16
+// registers) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures each tile's ceiling.
+// Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
+// and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
+// Measured: 111 GFLOP/s, 58% of the FMA peak, 0.78x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3
+//   VM, AVX2: its 2 x 6 tile's ceiling is 79%); 266 GFLOP/s, ~75% of a quiet peak, 1.1x oneDNN on the
+//   2-core Ice Lake VM (AVX-512, 4 x 7 tile).
+// More (the experiments kept and dropped): docs/kernel-notes.md#cpu02_direct_xsimd
+// Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>
 #include <array>
 #include <cstdint>

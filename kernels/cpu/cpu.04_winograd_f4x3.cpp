@@ -1,22 +1,17 @@
 // cpu.04_winograd_f4x3: Winograd minimal filtering F(4x4, 3x3).
 //
 // What changes against cpu.03_winograd_f2x3: larger tiles. A 4x4 output tile comes from a 6x6
-// input tile through 36 pointwise products per channel pair: 2.25 multiplies per output instead
-// of F(2x2)'s 4 and direct convolution's 9 (4x fewer than direct). The same machinery
-// (kernels/cpu/winograd.hpp) runs 36 GEMMs over the channels per chunk of tiles.
-//
+// input tile through 36 products per channel pair: 2.25 multiplies per output instead of
+// F(2x2)'s 4 and direct convolution's 9; the same machinery runs 36 GEMMs per chunk of tiles.
 // Why it can be faster: fewer multiplies per output and half as many tiles, so half the input
 // transform work per output. Why it may not be: the 6x6 transforms have more terms, and the
 // GEMMs are smaller per tile.
-// Expected bound: as cpu.03. On mb32ic64ih56oc64oh56kh3ph1 (one thread, noisy shared machine)
-// it ran 1.5-2x faster than cpu.02, 120-180 GFLOP/s counted in direct-conv FLOPs, above the
-// machine's peak: the multiplies it skips. perf: GEMMs ~47% of the run, output transform and
-// scatter ~22%, reorder ~11%.
-// Accuracy: the transform points 0, +-1, +-2 and the 1/6, 1/12, 1/24 weight factors amplify
-// rounding errors much more than F(2x2)'s; see the error_scale beside this kernel in
-// cpu_kernels.inc.
-//
-// Benchmark: build/convlab run --model lab-cnn --kernel cpu.04_winograd_f4x3 --batch 1,32
+// Bound: as cpu.03; its effective GFLOP/s (direct-convolution FLOPs) pass the machine's peak.
+// Accuracy: the transform points 0, +-1, +-2 and the 1/6, 1/12, 1/24 factors amplify rounding
+// about 10x more than F(2x2)'s (error_scale 436 in cpu_kernels.inc, with the reason).
+// Measured: 171 GFLOP/s effective, 1.21x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2,
+//   2026-11-30); 1.6x oneDNN on the 2-core Ice Lake VM (AVX-512).
+// Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.04_winograd_f4x3,cpu.02_direct_xsimd --interleave
 #include "kernels/cpu/winograd.hpp"
 
 namespace convlab::cpu {

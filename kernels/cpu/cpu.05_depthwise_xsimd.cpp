@@ -1,43 +1,20 @@
 // cpu.05_depthwise_xsimd: depthwise convolution (groups == C == K) on a channel-blocked layout.
 //
-// What changes against the previous version (vectors along the output width): a vector now holds
-// `block` channels of one pixel (block = the SIMD width: 16 floats with AVX-512, 8 AVX2, 4 SSE2),
-// as in cpu.02's NCHWc, so every lane does useful work whatever the feature map's size: an 8-wide
-// output row used half of each 16-lane vector (and its border columns took a scalar path), and a
-// stride > 1 needed gathers. Against cpu.02: a depthwise tap reads only its own channel, so
-// there is no broadcast and no reduction over channels: per tap (i, j) one weight vector is loaded
-// and FMA'd with the input vector of each of the tile's pixels (up to 16 accumulators with
-// AVX-512, one per output pixel: a row, or whole rows stacked when they are 8 pixels or fewer).
-// The rest is cpu.02's, shared through layout.hpp and microkernel.hpp: weights packed in plan as
-// [C/block][R][S][block] (zero-padded channels), the input reordered inside run into a
-// zero-padded NCHWc copy (no bounds checks, any stride/padding/dilation), bias and activation on
-// the vector, and NCHW written back by the tile's epilogue through a register transpose
-// (store_tile_nchw; through L1 without AVX-512).
-//
-// Why faster: no wasted lanes, no scalar border path, no gathers; up to 16 independent FMA chains
-// cover the FMA latency, and the tile's loads are aligned vectors from L1. Tiles are as wide as
-// the registers allow because the epilogue's 16x16 transpose (64 shuffles, one port) costs about
-// as much as a 16-pixel tile's 144 FMAs: a half-empty tile pays it for half the work.
-// Expected bound: memory/latency-bound, never FMA-bound. Each loaded input vector feeds at most
-// R*S = 9 FMAs (of different outputs), each FMA needs its own load, and the reorder and the
-// transposed store touch every input and output once more: expect a fraction of the FP32 peak,
-// set by memory and L1/L2 bandwidth and, on small layers, by the thread fork/join.
-// Measured (2 threads on a shared machine, p50 of 100 trials, oneDNN in the same run; x = oneDNN's
-// time / ours; two runs), mobilenet-tiny's depthwise layers: batch 1: 1.5-2.0x (g128 8x8:
-// 0.009-0.010 ms vs 0.016-0.018; the previous version took 0.103); batch 32: 1.15-1.9x (g64
-// 16x16: 0.28-0.39 ms vs 0.32-0.49; previously 3.57 vs 0.55). 4-12% of the measured FMA peak.
-// The input reorder ("layout ms", timed alone) is 30-60% of a batch-32 run: it reads the NCHW input from
-// memory once, which the convolution's 9 FMAs per input vector cannot hide.
-// On large maps the output's stores cost as much: asking for the next item's output lines ahead
-// (prefetch_output_row, as cpu.02) made g64mb32ic64ih56oc64oh56kh3ph1 0.46-0.74x the time and
-// g32mb8ic32ih112oc32oh112kh3ph1 0.92-0.96x; on mobilenet-tiny's small maps it gained nothing or lost
-// up to 4%, so only outputs of over 256 KiB an image ask (prefetch_output_pays).
-// Threads: as cpu.02: whole images per thread when the batch shares out, else each image's rows
-// shared between them (for_each_blocked_image in layout.hpp).
-// Deterministic: each output is summed by one thread in the fixed order (i, j), bias added last.
-// Benchmark: build/convlab conv --problems bench/problems/networks.txt --batch 1,32
-//   --kernel cpu.05_depthwise_xsimd,onednn.conv   (the depthwise lines: g = ic = oc), or one layer:
-//   build/convlab conv --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv
+// What changes against cpu.02_direct_xsimd: a depthwise tap reads only its own channel, so there
+// is no broadcast and no reduction over channels: a vector holds `block` channels of one pixel
+// (NCHWc, as cpu.02) and per tap one weight vector is FMA'd with the input vector of each of the
+// tile's pixels (up to 16 accumulators with AVX-512, 6 with AVX2: a row, or short rows stacked).
+// Packing, the padded reorder and the NCHW epilogue are cpu.02's (layout.hpp, microkernel.hpp).
+// Why faster (than vectors along the output width): every lane does useful work whatever the
+// map's size, no scalar border path, no gathers for strides; independent FMA chains cover the
+// latency and the tile's loads are aligned vectors from L1.
+// Bound: memory and latency, never FMA: each input vector feeds at most R*S FMAs of different
+// outputs, each FMA needs its own load, and the reorder (30-60% of a batch-32 run) and the
+// transposed stores touch every value once more. Expect a small fraction of the FMA peak.
+// Measured: 26 GFLOP/s, 13% of the FMA peak, 1.22x oneDNN on g64mb32ic64ih56oc64oh56kh3ph1, its input
+//   reorder 0.9 ms of 4.5 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+// More (tile widths, output prefetch, the history): docs/kernel-notes.md#cpu05_depthwise_xsimd
+// Run: build/convlab conv --problem g64mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv --interleave
 #include <algorithm>
 #include <array>
 #include <cstdint>

@@ -1,32 +1,19 @@
 // cpu.06_pointwise_xsimd: 1x1 convolution as a hand-written, register-blocked GEMM.
 //
-// What it changes: a 1x1 convolution in NCHW is already a GEMM per image,
-// out[K x HW] = W[K x C] * in[C x HW], with no im2col needed. cpu.01 hands that product to Eigen;
-// here it is written out the way BLAS libraries do it, so each step can be read:
-//   - plan packs W into panels of kMr rows, stored column by column (kMr weights of one input
-//     channel side by side), so the microkernel reads its weights as one contiguous stream;
-//   - the microkernel keeps a kMr x kNr tile of the output (kNr = kNv SIMD vectors) in registers:
-//     6 x 2 = 12 independent accumulators, more than the 8 needed to cover a 4-cycle FMA latency on
-//     2 FMA pipes; per input channel it loads kNv input vectors, broadcasts kMr weights and issues
-//     kMr * kNv FMAs, so loads never outnumber FMAs;
-//   - the channel loop is cut into blocks of kKc; each thread packs its kKc x kColBlock input
-//     block into the workspace as contiguous kKc x kNr panels (zero-padded at the right edge), so
-//     a tile streams its pixels from L1 while every weight panel of the row block passes over them;
-//   - bias starts the accumulators and the activation is applied before the last store (fused);
-//   - stride > 1 first gathers the strided pixels into the workspace, then runs the same GEMM.
-// Why it should be faster: the reference does one multiply-add per loaded pair with a dependent
-// double add; this tile does kMr*kNv FMAs per kMr+kNv loads, and each accumulator waits 12 FMAs
-// between its updates (more than latency x pipes = 8), which is what lets a core near its peak.
-// Expected bound: compute-bound for the usual C >= 64 (arithmetic intensity ~ min(K, C)/4 FLOP per
-// byte); the aim is 50-80% of the FP32 peak. Measured so far (2 threads, noisy shared machine):
-// ~75 GFLOP/s (~1/3 of peak) on mb32ic64ih28oc128, 0.65-0.75x Eigen's GEMM there, on par with it
-// at ic256. With C = 64 a tile runs only 64 FMA steps between loading its bias and storing its
-// 12 vectors, so that fixed cost is not yet hidden.
-// Deterministic: every output is summed by one thread in channel order 0..C-1, whatever the thread
-// count or blocking (OpenMP over batch x column blocks x row blocks).
-// Benchmark: build/convlab run --model lab-cnn --kernel cpu.06_pointwise_xsimd --batch 1,32
-// (lab-cnn has only 3x3 layers, so that command reports the kernel as unsupported; time a 1x1
-// problem such as mb32ic64ih28oc128oh28kh1 instead.)
+// What changes against cpu.01_im2col_eigen: a 1x1 convolution in NCHW already is the GEMM
+// out[K x HW] = W[K x C] * in[C x HW]; instead of Eigen, it is written out the way BLAS libraries
+// do it, so each step can be read: plan packs W into panels of kMr rows; each thread packs kKc x
+// kNr input panels into the workspace; the microkernel keeps a kMr x kNr output tile (6 x 2
+// vectors) in registers, loads kNv input vectors and broadcasts kMr weights per channel. Bias
+// starts the accumulators, the activation ends them; a stride first gathers its pixels.
+// Why faster: kMr*kNv FMAs per kMr+kNv loads, and 12 independent accumulators, more than the 8
+// that cover a 4-cycle FMA latency on 2 pipes.
+// Bound: compute-bound for the usual C >= 64 (intensity ~ min(K, C)/4 FLOP per byte); with C =
+// 64 a tile's fixed cost (bias in, 12 vectors out) is only 64 FMA steps from its work.
+// Measured: 110 GFLOP/s, 58% of the FMA peak, 0.98x oneDNN, 1.2x Eigen (cpu.01) on
+//   mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+// More: docs/kernel-notes.md#cpu06_pointwise_xsimd
+// Run: build/convlab conv --problem mb32ic64ih28oc128oh28kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
 #include <cstdint>
 #include <vector>

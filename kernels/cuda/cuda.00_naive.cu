@@ -8,9 +8,9 @@
 //   once per output pixel; the caches absorb part of it, but the multiprocessors mostly wait on
 //   loads. Expect a few percent of the FP32 peak; the point is a GPU baseline that is obviously
 //   right.
-// Measured on an H200 (bench/RESULTS.md, batch 32): 1.9 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
+// Measured: on an H200 (bench/RESULTS.md, batch 32), 1.9 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
 //   against cuDNN FP32's 24-27.
-// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.00_naive
+// Run: build/convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.00_naive
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {

@@ -8,11 +8,11 @@
 //   output channels out of shared memory, a weight by all 256 threads (a broadcast read), so
 //   global traffic drops by about R x S x 8. Still bound by shared-memory loads: each FMA needs
 //   one (the weight is a broadcast, the input is not). Expect 10-25% of the FP32 peak.
-// Measured on an H200 (bench/RESULTS.md, batch 32): 5.6 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
+// Measured: on an H200 (bench/RESULTS.md, batch 32), 5.6 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
 //   3x cuda.00; 4.4-4.5 on resnet8's largest layer (cuDNN FP32 there: 2.7-4.4).
 // Every stride, padding, dilation and group count, while the patch fits in 48 KiB of shared
 //   memory (its row, at the end of this file, checks).
-// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.01_smem_tiled
+// Run: build/convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.01_smem_tiled
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {

@@ -10,10 +10,10 @@
 // Why faster: 16 FMAs per pair of shared-memory loads instead of 8 per 1 + a broadcast, and
 //   tiles that span images, so batch 32 fills the GPU even where one image is small. Expect
 //   30-50% of the FP32 peak on large layers; the index arithmetic of the gather is the overhead.
-// Measured on an H200 (bench/RESULTS.md, batch 32): 19 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
+// Measured: on an H200 (bench/RESULTS.md, batch 32), 19 TFLOP/s on mb32ic64ih56oc64oh56kh3ph1,
 //   0.69-0.80x cuDNN FP32.
 // groups = 1; any stride, padding and dilation.
-// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.02_implicit_gemm
+// Run: build/convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.02_implicit_gemm
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/implicit_gemm.cuh"
 

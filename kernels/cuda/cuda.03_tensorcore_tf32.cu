@@ -10,11 +10,11 @@
 //   error bound is that of TF32 rounding (2^-11 per operand, see the error_scale beside its list
 //   entry), so it is validated with its own tolerance. The CPU emulator runs it through a model
 //   of WMMA's results (kernels/simt/wmma.hpp), not of its speed.
-// Measured on an H200: 0.64x cuDNN TF32 on resnet8's largest layer, 0.19x on the large reference
+// Measured: on an H200, 0.64x cuDNN TF32 on resnet8's largest layer, 0.19x on the large reference
 //   layer, where its global loads stall every step. A double-buffered version with 32-tap steps
 //   was slower there (242 registers a thread, two blocks per SM): see bench/RESULTS.md.
 // groups = 1; any stride, padding and dilation. Needs sm_80 or later.
-// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.03_tensorcore_tf32
+// Run: build/convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.03_tensorcore_tf32
 #if defined(__CUDACC__)
 #include <mma.h>
 #else

@@ -13,7 +13,7 @@
 // Measured: not yet measured on a GPU as a single layer (bench/RESULTS.md times it only inside
 //   cuda.auto's network rows).
 // Any stride, padding and dilation.
-// Benchmark: convlab conv --backend cuda --problem g32mb32ic32ih32oc32oh32kh3ph1 --kernel cuda.04_depthwise
+// Run: build/convlab conv --backend cuda --problem g32mb32ic32ih32oc32oh32kh3ph1 --kernel cuda.04_depthwise
 #include "kernels/cuda/cuda_kernels.cuh"
 
 namespace convlab::cuda {

@@ -9,7 +9,7 @@
 //   register tile's bound, 40-60% of the FP32 peak on large ones.
 // Measured: not yet measured on a GPU as a single layer (bench/RESULTS.md times it only inside
 //   cuda.auto's network rows).
-// Benchmark: convlab conv --backend cuda --problem mb32ic64ih32oc128oh32kh1 --kernel cuda.05_pointwise
+// Run: build/convlab conv --backend cuda --problem mb32ic64ih32oc128oh32kh1 --kernel cuda.05_pointwise
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/gemm_tile.cuh"
 

@@ -10,10 +10,10 @@
 //   splits x K x pixels partial sums and one more launch, small at batch 1 (at batch 32 there are
 //   tiles enough and cuda.auto keeps cuda.02). The second kernel can also do the pool after the
 //   conv (models/gpu_network.cpp fuses it), saving that launch and a round trip of the output.
-// Measured on an H200 (bench/RESULTS.md): resnet8 at batch 1 with a CUDA Graph, 0.182 ms with
+// Measured: on an H200 (bench/RESULTS.md), resnet8 at batch 1 with a CUDA Graph, 0.182 ms with
 //   cuda.02 -> 0.074 ms; the fused pools are not yet measured on a GPU.
 // groups = 1; any stride, padding and dilation.
-// Benchmark: convlab conv --backend cuda --problem mb1ic64ih8oc64oh8kh3ph1 --kernel cuda.02_implicit_gemm,cuda.06_implicit_gemm_splitk
+// Run: build/convlab conv --backend cuda --problem mb1ic64ih8oc64oh8kh3ph1 --kernel cuda.02_implicit_gemm,cuda.06_implicit_gemm_splitk
 #include "kernels/cuda/cuda_kernels.cuh"
 #include "kernels/cuda/implicit_gemm.cuh"
 #include "kernels/cuda/reductions.cuh"

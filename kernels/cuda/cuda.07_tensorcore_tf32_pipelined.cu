@@ -14,7 +14,7 @@
 // Measured: not yet measured on a GPU (bench/RESULTS.md); bench/gpu-check.sh times it beside
 //   cuda.03 and cuDNN TF32. Precision as cuda.03 (error_scale beside its list entry).
 // groups = 1; any stride, padding and dilation. Needs sm_80 or later.
-// Benchmark: convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.03_tensorcore_tf32,cuda.07_tensorcore_tf32_pipelined
+// Run: build/convlab conv --backend cuda --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cuda.03_tensorcore_tf32,cuda.07_tensorcore_tf32_pipelined
 #if defined(__CUDACC__)
 #include <mma.h>
 #else
