@@ -8,7 +8,8 @@
 #   3. benchmark batch 1 and 32, eager, with transfers and as a CUDA Graph, against PyTorch
 #      (cuDNN) eager FP32 and TF32 on the same weights; the largest layers alone, our FP32 and TF32
 #      kernels against cuDNN's.
-# Results (JSON, the summary with the ratios, the log) go to $OUT (or ./gpu-check-out).
+# Results (JSON, the summary with the ratios, the single-layer conv-*.json that the README's CUDA
+# progression table is made from, the log) go to $OUT (or ./gpu-check-out).
 # Without Debian packages on that machine, stage the dependencies first where they are installed:
 #   tools/stage_deps.sh   (copies them into .device-deps/; take that folder along)
 set -uo pipefail
@@ -63,5 +64,9 @@ run python3 tools/torch_gpu_bench.py --weights-dir "$work" --models "$(IFS=,; ec
 step summary
 run python3 tools/gpu_summary.py --work "$work" --torch "$out/torch_gpu.json" --out "$out"
 cat "$out/summary.txt" 2>/dev/null
+# The README's CUDA progression table, from the reference layer's run (tools/progression_table.py):
+# paste it with `tools/progression_table.py OUT/conv-2.json --torch OUT/torch_gpu.json --readme README.md`.
+cp "$work"/conv-*.json "$out"/ 2>/dev/null
+run python3 tools/progression_table.py "$work/conv-2.json" --torch "$out/torch_gpu.json"
 rm -rf "$work"
 exit $status
