@@ -80,7 +80,10 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
       {"ic3ih7oc16kh", "token 'kh' has no value"},
       {"ic3ih7oc16kh3kh5", "token 'kh5' repeats a field"},
       {"ic3id7ih7oc16kh3", "token 'id7' is a depth field"},
-      {"ic3ih7oc16oh9kh3ph0", "token 'oh9' does not match the computed output height 5"},
+      {"ic3ih7oc16oh9kh3ph0", "token 'oh9' does not match the output height the other fields give: "
+                              "(ih + 2 ph - (kh - 1)(dh + 1) - 1) / sh + 1 = (7 + 2*0 - 2*1 - 1) / 1 + 1 = 5"},
+      // Echoed as written, not recomputed (oh56 stays oh56 however kh0 would change it).
+      {"mb1ic64ih56oc64oh56kh0", "bad problem descriptor 'mb1ic64ih56oc64oh56kh0': kh and kw must be at least 1"},
       {"ih7oc16kh3", "lacks ic"},
       {"ic3ih7kh3", "lacks oc"},
       {"ic3oc16kh3", "lacks ih"},

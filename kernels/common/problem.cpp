@@ -51,7 +51,7 @@ ConvProblem ConvProblem::with_batch(std::int64_t batch) const {
   return p;
 }
 
-void ConvProblem::validate() const {
+void ConvProblem::validate(std::string_view descriptor) const {
   // Ranges first: the messages below print the problem, which computes its output size.
   const std::pair<std::string_view, std::int64_t> fields[] = {
       {"ic", c},       {"ih", h},       {"iw", w},  {"oc", k},  {"kh", r},  {"kw", s},  {"sh", stride_h},
@@ -61,7 +61,9 @@ void ConvProblem::validate() const {
       throw InputError(fmt::format("invalid convolution: {} {} is out of range (at most {})", key, value, kMaxProblemField));
   if (n > kMaxBatch) throw InputError(fmt::format("invalid convolution: mb {} is out of range (at most {})", n, kMaxBatch));
   auto require = [&](bool ok, std::string_view what) {
-    if (!ok) throw InputError(fmt::format("invalid convolution {}: {}", to_string(*this), what));
+    if (ok) return;
+    if (!descriptor.empty()) throw InputError(fmt::format("bad problem descriptor '{}': {}", descriptor, what));
+    throw InputError(fmt::format("invalid convolution {}: {}", to_string(*this), what));
   };
   require(n >= 1, "mb must be at least 1");
   require(c >= 1 && k >= 1, "ic and oc must be at least 1");
@@ -178,13 +180,20 @@ ConvProblem parse_problem(std::string_view text) {
   p.pad_w = v[PW].value_or(0);
   if (p.stride_h == 0) throw fail(token[SH].empty() ? token[SW] : token[SH], "must be at least 1");
   if (p.stride_w == 0) throw fail(token[SW].empty() ? token[SH] : token[SW], "must be at least 1");
-  p.validate();
+  p.validate(text);
+  // The output size the other fields give, with the formula, so the user sees which to change.
+  const auto formula = [](char hw, std::int64_t in, std::int64_t pad, std::int64_t kernel, std::int64_t dil,
+                          std::int64_t stride, std::int64_t out) {
+    return fmt::format("does not match the output {0} the other fields give: (i{1} + 2 p{1} - (k{1} - 1)(d{1} + 1) - 1) / "
+                       "s{1} + 1 = ({2} + 2*{3} - {4}*{5} - 1) / {6} + 1 = {7}",
+                       hw == 'h' ? "height" : "width", hw, in, pad, kernel - 1, dil, stride, out);
+  };
   if (v[OH] && *v[OH] != p.out_h())
     throw fail(token[OH].empty() ? token[OW] : token[OH],
-               fmt::format("does not match the computed output height {}", p.out_h()));
+               formula('h', p.h, p.pad_h, p.r, p.dilation_h, p.stride_h, p.out_h()));
   if (v[OW] && *v[OW] != p.out_w())
     throw fail(token[OW].empty() ? token[OH] : token[OW],
-               fmt::format("does not match the computed output width {}", p.out_w()));
+               formula('w', p.w, p.pad_w, p.s, p.dilation_w, p.stride_w, p.out_w()));
   return p;
 }
 

@@ -54,7 +54,9 @@ struct ConvProblem {
 
   // Throws InputError naming the offending field when the problem is not a valid convolution,
   // or one so large that its sizes would overflow (the limits above).
-  void validate() const;
+  // `descriptor`: the text the problem was parsed from; errors then quote it as the user wrote
+  // it (a problem built in code is printed instead, from its fields).
+  void validate(std::string_view descriptor = {}) const;
 
   // Same problem with another batch size (the network executor plans per batch).
   ConvProblem with_batch(std::int64_t batch) const;
