@@ -221,6 +221,12 @@ NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSel
   memory_.workspace_bytes = workspace;
 }
 
+bool NetworkPlan::effective_flops() const {
+  for (const auto& conv : convs_)
+    if (conv && conv->effective_flops()) return true;
+  return false;
+}
+
 bool NetworkPlan::has_layout_changes() const {
   for (const auto& conv : convs_)
     if (conv && conv->changes_layout()) return true;

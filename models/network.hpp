@@ -120,6 +120,8 @@ class NetworkPlan : public LayerWalk {
   // layer's kernel changes layout.
   bool has_layout_changes() const;
   void layout_changes_only();
+  // Whether some conv layer's kernel does fewer multiplies than counted (PlannedConv::effective_flops).
+  bool effective_flops() const;
 
   Tensor& input() { return input_; }
   const Tensor& input() const { return input_; }

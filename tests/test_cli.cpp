@@ -176,6 +176,18 @@ TEST_CASE("cli: every flag a row shows is explained under the table") {
         std::string::npos);
   CHECK(run_convlab("conv --problem mb1ic4ih8oc4oh8kh3ph1 --warmup 0 --trials 1").out.find("sampled-check") ==
         std::string::npos);
+  // Winograd's rate counts the direct convolution's FLOPs: flagged effective, and explained.
+  const Outcome winograd = run_convlab("conv --problem mb1ic8ih8oc8oh8kh3ph1 --kernel cpu.04_winograd_f4x3,cpu.02_direct_xsimd "
+                                       "--warmup 0 --trials 1 --json " + (scratch() / "winograd.json").string());
+  REQUIRE_MESSAGE(winograd.code == 0, winograd.err);
+  const auto row_of = [&winograd](const std::string& kernel) {
+    const auto at = winograd.out.find("  " + kernel + " ");
+    return winograd.out.substr(at, winograd.out.find('\n', at) - at);
+  };
+  CHECK(row_of("cpu.04_winograd_f4x3").find("effective_flops") != std::string::npos);
+  CHECK(row_of("cpu.02_direct_xsimd").find("effective_flops") == std::string::npos);
+  CHECK(winograd.out.find("effective_flops = GFLOP/s and %peak count the direct convolution's FLOPs") != std::string::npos);
+  CHECK(slurp(scratch() / "winograd.json").find("\"effective_flops\": true") != std::string::npos);
 }
 
 TEST_CASE("cli: conv's bad input exits 2 with the file and line") {

@@ -90,6 +90,9 @@ void print_flag_legend(const std::vector<Result>& results) {
     fmt::print("       sampled-check = the outputs were checked against the oracle on an even sample of {} (the "
                "problem has over {:.0f} GFLOP: the oracle would take minutes), not every one\n",
                kSampledOutputs, kFullCheckMaxFlops / 1e9);
+  if (any([](const Result& r) { return r.effective_flops; }))
+    fmt::print("       effective_flops = GFLOP/s and %peak count the direct convolution's FLOPs, but the kernel (Winograd) "
+               "does fewer multiplies: an effective rate, which can pass the machine's peak\n");
   if (any([](const Result& r) { return !r.mistrusted.empty(); }))
     fmt::print("       mistrusted = the outputs match the oracle but prove little (a constant output); the row says why\n");
   if (any([](const Result& r) { return r.measurement.peak_rss_is_process_lifetime; }))

@@ -108,6 +108,7 @@ std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, 
   k->buffers = make_buffers(p, seed);
   const Buffers& b = k->buffers;
   k->planned = info.plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
+  r.effective_flops = k->planned->effective_flops();
   k->workspace = aligned_floats((k->planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
   r.model_memory = {.weights_bytes = k->planned->weight_bytes(),
                     .activations_bytes = static_cast<std::size_t>(p.input_elems() + p.output_elems()) * sizeof(float),

@@ -61,6 +61,7 @@ Result measure_one(const ModelBenchConfig& config, const Network& net, Device& d
     NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
     fill_model_input(net, plan.input().span(), config.seed);
     r.model_memory = plan.memory();
+    r.effective_flops = plan.effective_flops();
     for (std::size_t i = 0; i < net.layers().size(); ++i)
       if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
         r.choices.push_back(net.layers()[i].name + ": " + why);

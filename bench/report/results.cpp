@@ -26,6 +26,7 @@ std::vector<std::string> Result::flags() const {
   std::vector<std::string> f = latency.flags;
   if (measurement.peak_rss_is_process_lifetime) f.emplace_back("peak_rss_is_process_lifetime");
   if (!row_memory || !row_memory->own) f.emplace_back("memory_not_own");
+  if (effective_flops) f.emplace_back("effective_flops");
   if (!mistrusted.empty()) f.emplace_back("mistrusted");
   return f;
 }
@@ -150,6 +151,7 @@ nlohmann::json to_json(const Result& r) {
     j["memory"]["device_in_use_before_bytes"] = *m.device_memory_before.in_use_bytes;
   j["flags"] = r.flags();
   if (!r.mistrusted.empty()) j["mistrusted"] = r.mistrusted;
+  if (r.effective_flops) j["effective_flops"] = true;
   if (r.stages)
     j["stages_ms"] = {{"decode", r.stages->decode_ms}, {"preprocess", r.stages->preprocess_ms},
                       {"forward", r.stages->forward_ms}, {"sum", r.stages->sum_ms()}, {"images", r.images}};

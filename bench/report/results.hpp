@@ -69,6 +69,7 @@ struct Result {
   std::optional<Summary> device_latency;  // over measurement.device_samples_ms
   MemoryAccount model_memory;             // the bytes the plan accounts for
   std::optional<RowMemory> row_memory;    // resident memory of this row alone (bench/harness/memory.hpp)
+  bool effective_flops = false;  // a kernel did fewer multiplies than counted (Winograd): flag effective_flops
   double flops_per_item = 0;
   double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
   std::optional<ErrorStats> accuracy;  // against cpu.00_reference, where checked

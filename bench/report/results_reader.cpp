@@ -111,6 +111,7 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
   if (row.contains("percent_of_peak") && rd.number(row, "percent_of_peak") > 0)
     r.peak_gflops = peak_gflops > 0 ? peak_gflops : 100 * r.gflops() / rd.number(row, "percent_of_peak");
   r.mistrusted = rd.text_or(row, "mistrusted", "");
+  r.effective_flops = row.value("effective_flops", false);
   if (row.contains("memory") && row["memory"].contains("peak_rss_bytes"))
     r.measurement.peak_rss_bytes = static_cast<std::uint64_t>(rd.integer(row["memory"], "peak_rss_bytes", 0));
   if (row.contains("memory") && row["memory"].contains("row_peak_bytes"))  // files from before it: absent

@@ -58,6 +58,10 @@ class PlannedConv {
   // and output inside run, timed. So that nobody hides that cost, they also expose the
   // conversions alone: the harness times this separately and reports it beside the total.
   virtual bool changes_layout() const { return false; }
+  // True for kernels that do fewer multiplies than the direct convolution (Winograd): convlab
+  // counts the direct convolution's FLOPs, so their GFLOP/s are effective, not executed, and can
+  // pass the machine's peak.
+  virtual bool effective_flops() const { return false; }
   virtual void run_layout_changes_only(const float* /*input*/, float* /*output*/, void* /*workspace*/) const {}
 };
 

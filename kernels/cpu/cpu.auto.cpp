@@ -58,6 +58,7 @@ class AutoConv final : public PlannedConv {
   std::string explain() const override { return explanation_; }
   // The chosen kernel's layout changes are cpu.auto's, timed apart as when it runs alone.
   bool changes_layout() const override { return chosen_->changes_layout(); }
+  bool effective_flops() const override { return chosen_->effective_flops(); }
   void run_layout_changes_only(const float* input, float* output, void* workspace) const override {
     chosen_->run_layout_changes_only(input, output, workspace);
   }

@@ -126,6 +126,7 @@ class WinogradConv final : public PlannedConv {
 
   // The input's NCHW -> padded NCHWc reorder alone (the output transform writes NCHW directly).
   bool changes_layout() const override { return true; }
+  bool effective_flops() const override { return true; }
   void run_layout_changes_only(const float* input, float*, void* workspace) const override {
     reorder_blocked_images(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_);
   }
