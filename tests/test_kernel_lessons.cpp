@@ -3,9 +3,10 @@
 // work: a stale one (a network the kernel does not support, a renamed option) fails here.
 #include <doctest/doctest.h>
 
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -26,14 +27,26 @@ struct Lesson {
   std::vector<std::string> lines;  // the opening comment, "// " removed
 };
 
-// The numbered kernel files of every backend: <backend>.<NN>_<technique>.<ext>.
+// <backend>.<NN>_<technique>.<ext>: a numbered kernel's file. (Not std::regex: GCC 12 warns
+// inside <regex> in the -O1 sanitized build.)
+bool numbered_kernel_file(const std::string& name) {
+  for (const std::string backend : {"cpu.", "cuda.", "metal."}) {
+    if (name.rfind(backend, 0) != 0) continue;
+    const std::size_t at = backend.size();
+    return name.size() > at + 3 && std::isdigit(static_cast<unsigned char>(name[at])) != 0 &&
+           std::isdigit(static_cast<unsigned char>(name[at + 1])) != 0 && name[at + 2] == '_' &&
+           (name.ends_with(".cpp") || name.ends_with(".cu") || name.ends_with(".metal"));
+  }
+  return false;
+}
+
+// The numbered kernel files of every backend.
 std::vector<Lesson> lessons() {
   const fs::path root = CONVLAB_SOURCE_DIR;
-  const std::regex numbered(R"((cpu|cuda|metal)\.\d\d_[a-z0-9_]+\.(cpp|cu|metal))");
   std::vector<Lesson> found;
   for (const char* dir : {"kernels/cpu", "kernels/cuda", "metal"})
     for (const auto& entry : fs::directory_iterator(root / dir)) {
-      if (!std::regex_match(entry.path().filename().string(), numbered)) continue;
+      if (!numbered_kernel_file(entry.path().filename().string())) continue;
       Lesson lesson{entry.path(), {}};
       std::istringstream text(slurp(entry.path()));
       for (std::string line; std::getline(text, line) && line.rfind("//", 0) == 0;)
@@ -67,6 +80,12 @@ TEST_CASE("lessons: every numbered kernel opens with a short lesson naming a mea
 }
 
 TEST_CASE("lessons: each lesson's command runs (briefly) and names its kernel") {
+#ifdef CONVLAB_SANITIZED
+  // The commands check options and problems, not memory: the normal build runs them in seconds,
+  // the -O1 sanitized one took over five minutes of CI on the large layers.
+  std::printf("SKIPPED: the lessons' commands run in the normal build; under sanitizers they are only slow\n");
+  return;
+#endif
   for (const Lesson& lesson : lessons()) {
     const std::string id = lesson.file.stem().string();
     const std::string command = line_starting(lesson, "Run: ");
