@@ -51,22 +51,28 @@ bool wait_for(Pred pred, int seconds) {
     if (pred()) return true;
   return pred();
 }
-}  // namespace
 
-TEST_CASE("faults: SIGINT mid-run writes the finished results, marked incomplete, and exits 130") {
-  const fs::path dir = scratch();
-  const fs::path out = dir / "sigint.out", json = dir / "sigint.json", csv = dir / "sigint.csv";
-  fs::remove(json);
-  // Batch 1 is quick; batch 64 then takes thousands of trials, long enough to be interrupted.
+// Starts `convlab run` with cpu.02 at batch 1, then 64 (quick, then `trials` trials long enough
+// to stop it midway), its stdout into `out`; returns its pid.
+pid_t start_run(const fs::path& out, const char* trials, const fs::path& json, const fs::path& csv) {
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     ::dup2(fd, 1);
     ::execl(CONVLAB_BINARY, CONVLAB_BINARY, "run", "--kernel", "cpu.02_direct_xsimd", "--batch", "1,64", "--warmup", "0",
-            "--trials", "1000", "--threads", "1", "--json", json.c_str(), "--csv", csv.c_str(), nullptr);
+            "--trials", trials, "--threads", "1", "--json", json.c_str(), "--csv", csv.c_str(), nullptr);
     ::_exit(127);
   }
+  return pid;
+}
+}  // namespace
+
+TEST_CASE("faults: SIGINT mid-run writes the finished results, marked incomplete, and exits 130") {
+  const fs::path dir = scratch();
+  const fs::path out = dir / "sigint.out", json = dir / "sigint.json", csv = dir / "sigint.csv";
+  fs::remove(json);
+  const pid_t pid = start_run(out, "1000", json, csv);
   const bool first_result = wait_for([&] { return slurp(out).find("cpu.02_direct_xsimd          1 ") != std::string::npos; }, 300);
   ::kill(pid, SIGINT);
   int status = 0;
@@ -97,15 +103,7 @@ TEST_CASE("faults: a run killed mid-way leaves the previous results files as the
   const std::string previous_json = "{\"schema\": \"convlab/1\", \"results\": []}\n", previous_csv = "kept,row\n";
   std::ofstream(json) << previous_json;
   std::ofstream(csv) << previous_csv;
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::execl(CONVLAB_BINARY, CONVLAB_BINARY, "run", "--kernel", "cpu.02_direct_xsimd", "--batch", "1,64", "--warmup", "0",
-            "--trials", "2000", "--threads", "1", "--json", json.c_str(), "--csv", csv.c_str(), nullptr);
-    ::_exit(127);
-  }
+  const pid_t pid = start_run(out, "2000", json, csv);
   // Killed (not interrupted: nothing can be written) while it measures batch 64.
   const bool measuring =
       wait_for([&] { return slurp(out).find("cpu.02_direct_xsimd          1 ") != std::string::npos; }, 300);
