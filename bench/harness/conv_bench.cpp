@@ -169,7 +169,7 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
       std::vector<Result> rows;
       std::vector<std::unique_ptr<Prepared>> prepared;  // interleaved: rows[i]'s kernel, or null
       RowMemoryProbe set_memory;  // interleaved: the kernels' memory is held together, no row's own
-      set_memory.start();
+      if (config.interleave) set_memory.start();
       for (const std::string& id : ids) {
         const KernelInfo* info = find_kernel(id);
         if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
