@@ -210,7 +210,8 @@ NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSel
       const std::string& id = kernels.for_layer(l.name);
       if (std::string why = unsupported_reason(l, batch, id); !why.empty()) throw InputError(why);
       convs_.back() = find_kernel(id)->plan(l.conv.with_batch(batch), ConvWeights{l.weight, l.bias}, l.epilogue);
-      kernel_ids_.back() = id;
+      const std::string chosen = convs_.back()->chosen_kernel();
+      kernel_ids_.back() = chosen.empty() ? id : chosen;
       workspace = std::max(workspace, convs_.back()->workspace_bytes());
       memory_.weights_bytes += convs_.back()->weight_bytes();
     } else {

@@ -128,7 +128,8 @@ class NetworkPlan : public LayerWalk {
   const Tensor& output() const { return activations_.back(); }
   const Tensor& activation(int layer) const { return activations_.at(layer); }
   const MemoryAccount& memory() const { return memory_; }
-  // The kernel id each conv layer runs, in layer order (empty for non-conv layers).
+  // The kernel id each conv layer runs, in layer order (empty for non-conv layers): cpu.auto's
+  // choice, not cpu.auto, so that the per-layer profile names what ran.
   const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
   // What a choosing kernel (cpu.auto) chose for conv layer `layer`, and why; empty otherwise.
   std::string explain(int layer) const { return convs_.at(layer) ? convs_[layer]->explain() : std::string(); }

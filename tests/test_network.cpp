@@ -99,6 +99,18 @@ TEST_CASE("network: a forward pass allocates nothing, and the plan accounts for 
   CHECK(plan.kernel_ids()[0] == "cpu.00_reference");
 }
 
+TEST_CASE("network: a plan names the kernel each layer runs, cpu.auto's choice rather than cpu.auto") {
+  const Network net = build_lab_cnn(seeded_weights(1));
+  NetworkPlan plan(net, 1, {.default_kernel = "cpu.auto"});
+  for (std::size_t i = 0; i < net.layers().size(); ++i) {
+    if (net.layers()[i].kind != LayerKind::conv) continue;
+    const std::string& id = plan.kernel_ids()[i];
+    CHECK(id.starts_with("cpu.0"));
+    // explain() says "chose <id>: ..." for the same kernel
+    CHECK(plan.explain(static_cast<int>(i)).starts_with("chose " + id));
+  }
+}
+
 TEST_CASE("network: bad plans are errors") {
   const Network net = build_lab_cnn(seeded_weights(1));
   CHECK_THROWS_WITH_AS(NetworkPlan(net, 0, {}), "batch 0 is not a positive integer", InputError);

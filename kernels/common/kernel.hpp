@@ -54,6 +54,8 @@ class PlannedConv {
   virtual void run(const float* input, float* output, void* workspace) const = 0;
   // Why plan chose what it chose, for kernels that choose (cpu.auto); empty otherwise.
   virtual std::string explain() const { return {}; }
+  // The id of the kernel that runs, for kernels that choose (cpu.auto); empty otherwise.
+  virtual std::string chosen_kernel() const { return {}; }
   // Kernels that compute in another layout (NCHWc, oneDNN's blocked formats) convert the input
   // and output inside run, timed. So that nobody hides that cost, they also expose the
   // conversions alone: the harness times this separately and reports it beside the total.

@@ -50,12 +50,13 @@ double median_ms(const PlannedConv& kernel, const float* input, float* output, v
 
 class AutoConv final : public PlannedConv {
  public:
-  AutoConv(std::unique_ptr<PlannedConv> chosen, std::string explanation)
-      : chosen_(std::move(chosen)), explanation_(std::move(explanation)) {}
+  AutoConv(std::unique_ptr<PlannedConv> chosen, std::string_view chosen_id, std::string explanation)
+      : chosen_(std::move(chosen)), chosen_id_(chosen_id), explanation_(std::move(explanation)) {}
   std::size_t workspace_bytes() const override { return chosen_->workspace_bytes(); }
   std::size_t weight_bytes() const override { return chosen_->weight_bytes(); }
   void run(const float* input, float* output, void* workspace) const override { chosen_->run(input, output, workspace); }
   std::string explain() const override { return explanation_; }
+  std::string chosen_kernel() const override { return chosen_id_; }
   // The chosen kernel's layout changes are cpu.auto's, timed apart as when it runs alone.
   bool changes_layout() const override { return chosen_->changes_layout(); }
   bool effective_flops() const override { return chosen_->effective_flops(); }
@@ -65,6 +66,7 @@ class AutoConv final : public PlannedConv {
 
  private:
   std::unique_ptr<PlannedConv> chosen_;
+  std::string chosen_id_;
   std::string explanation_;
 };
 
@@ -103,7 +105,8 @@ std::unique_ptr<PlannedConv> auto_select_plan(const ConvProblem& p, const ConvWe
   if (candidates.size() == 1) explanation += " (the only candidate)";
   for (std::size_t i = 0; i < candidates.size() && candidates.size() > 1; ++i)
     explanation += fmt::format("{} {} {:.3f} ms", i == 0 ? ":" : ",", candidates[i].id, candidates[i].ms);
-  return std::make_unique<AutoConv>(std::move(candidates.front().planned), std::move(explanation));
+  return std::make_unique<AutoConv>(std::move(candidates.front().planned), candidates.front().id,
+                                    std::move(explanation));
 }
 
 }  // namespace convlab::cpu
