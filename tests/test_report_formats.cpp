@@ -121,3 +121,50 @@ TEST_CASE("report_formats: context figures read as a person writes them, text as
   CHECK(value("peak.fma_gflops_all_threads") == "117.5");
   CHECK(value("threads") == "2");
 }
+
+TEST_CASE("report_formats: with two files, each series is named in full and a kernel keeps its colour") {
+  auto files = sample_files();
+  files.push_back(files.front());
+  files.back().path = "rerun.json";
+  const std::string html = html_report(files);
+  // The legend is where "[2]" tells the files apart: never cut short.
+  CHECK(html.find(">cpu.02_direct_xsimd [2]</text>") != std::string::npos);
+  CHECK(html.find("…") == std::string::npos);
+  // The same kernel in both files: one colour, the second file's line dashed.
+  const std::size_t first = html.find(">cpu.02_direct_xsimd [1]</text>"), second = html.find(">cpu.02_direct_xsimd [2]</text>");
+  REQUIRE(first != std::string::npos);
+  const auto stroke_before = [&](std::size_t at) {
+    const std::size_t s = html.rfind("stroke=\"", at);
+    return html.substr(s, 17);
+  };
+  CHECK(stroke_before(first) == stroke_before(second));
+  CHECK(html.rfind("stroke-dasharray", second) > html.rfind("<line", second));
+}
+
+TEST_CASE("svg: point labels that would cover one another are drawn once") {
+  svg::LineChart c{.title = "t", .x = {"x", false}, .y = {"y", false}};
+  for (const char* name : {"a [1]", "a [2]"})  // two files that measured the same thing
+    c.series.push_back({.name = name, .x = {1, 2, 3}, .y = {10, 20, 30}, .point_labels = {"b1", "b8", "b32"}});
+  const std::string s = svg::line_chart(c);
+  for (const char* label : {">b1</text>", ">b8</text>", ">b32</text>"}) CHECK(occurrences(s, label) == 1);
+}
+
+TEST_CASE("svg: each violin has its own scale, and its median and p99 are marked and written") {
+  // Batch 1 near 0.1 ms and batch 128 near 12 ms: on one axis the first would be a flat line.
+  const std::vector<svg::Violin> groups = {{"batch 1", test::spread_samples(0.1, 0.05, 200), 0.1, 0.12},
+                                           {"batch 128", test::spread_samples(12, 0.05, 200), 12, 14}};
+  const std::string s = svg::violins("t", groups);
+  CHECK(occurrences(s, "fill=\"none\" stroke=\"#888\"") == 2);  // one panel each
+  CHECK(s.find("p50 0.1 · ") != std::string::npos);
+  CHECK(s.find("p99 0.12<") != std::string::npos);
+  CHECK(s.find("p50 12 · ") != std::string::npos);
+  CHECK(s.find("p99 14<") != std::string::npos);
+  // Each panel's ticks are its own: batch 1's stay under 1 ms, batch 128's above 10.
+  CHECK(s.find(">0.1<") != std::string::npos);
+  CHECK(s.find(">12<") != std::string::npos);
+}
+
+TEST_CASE("svg: charts shrink with the page rather than make it scroll sideways") {
+  const std::string html = html_report(sample_files());
+  CHECK(occurrences(html, "<svg") == occurrences(html, "style=\"max-width:100%;height:auto\""));
+}

@@ -51,7 +51,7 @@ std::string distributions(const RowGroup& g) {
   for (std::size_t i = 0; i < g.rows.size(); ++i) {
     const Result& r = *g.rows[i];
     lo = std::min(lo, r.latency.min), hi = std::max(hi, r.latency.max);
-    violins.push_back({fmt::format("batch {}", r.batch), r.measurement.samples_ms});
+    violins.push_back({fmt::format("batch {}", r.batch), r.measurement.samples_ms, r.latency.p50, r.latency.p99});
     for (const auto* samples : {&r.measurement.samples_ms, &r.measurement.device_samples_ms}) {
       if (samples->empty()) continue;
       const bool dev = samples == &r.measurement.device_samples_ms;
@@ -63,7 +63,7 @@ std::string distributions(const RowGroup& g) {
     }
   }
   cdf.x.log = wide(lo, hi);
-  return "<div class=\"row\">" + svg::violins(g.label + ": trial latency per batch", {"latency per batch, ms", wide(lo, hi)}, violins) +
+  return "<div class=\"row\">" + svg::violins(g.label + ": trial latency per batch", violins) +
          svg::line_chart(cdf) + "</div>\n";
 }
 
@@ -87,9 +87,13 @@ std::string throughput_vs_latency(const std::vector<RowGroup>& groups, const std
   svg::LineChart c{.title = subject + ": throughput vs latency", .x = {"latency per request (batch p50), ms", false},
                    .y = {"throughput, items/s", false}};
   double lat_lo = 1e300, lat_hi = 0, tp_lo = 1e300, tp_hi = 0;
+  std::vector<std::string> colours;  // a kernel keeps its colour across files; a later file's line is dashed
   for (const RowGroup& g : groups) {
     if (g.subject != subject) continue;
-    svg::Series se{.name = g.label.substr(subject.size() + 1), .color = c.series.size()};
+    auto it = std::find(colours.begin(), colours.end(), g.series);
+    if (it == colours.end()) it = colours.insert(colours.end(), g.series);
+    svg::Series se{.name = g.label.substr(subject.size() + 1), .dashed = g.file > 0,
+                   .color = static_cast<std::size_t>(it - colours.begin())};
     for (const Result* r : g.rows) {
       se.x.push_back(r->latency.p50);
       se.y.push_back(r->throughput_items_per_s());
@@ -175,8 +179,10 @@ std::string html_report(const std::vector<ResultsFile>& files) {
       if (r.status != ResultStatus::ok) failed.push_back({row_label(r), std::string(to_string(r.status)), r.error});
   if (!failed.empty()) s += "<h3>Not measured</h3>\n" + table({"row", "status", "why"}, failed);
 
-  s += "<h2>Latency distributions per batch</h2>\n<p class=\"note\">Violins: the density of every trial; white bar the "
-       "median, dark tick p99. The CDF reads the fraction of trials at or under a latency: the gap between where it "
+  s += "<h2>Latency distributions per batch</h2>\n<p class=\"note\">Violins: the density of every trial, each batch "
+       "in its own panel on its own scale, from the fastest trial to just above p99 (slower trials are counted on top): "
+       "the dark line is the median, the dashed orange one p99. A wide body is a spread the median hides; "
+       "a long thin neck up to p99 is a few slow trials. The CDF reads the fraction of trials at or under a latency: the gap between where it "
        "leaves 0.5 and 0.95 is the spread a user sees as p95 versus median. Dashed: the device clock.</p>\n";
   for (const RowGroup& g : groups) s += distributions(g);
 

@@ -16,6 +16,8 @@ namespace convlab {
 struct RowGroup {
   std::string label;  // "lab-cnn cpu.auto" (+ mode, + "[file]" when several files are read)
   std::string subject;  // the model or the conv problem: charts that compare kernels group on it
+  std::string series;   // the kernel (+ mode), without subject or file: one colour per series in a chart
+  std::size_t file = 0;  // which of the files read, from 0
   std::vector<const Result*> rows;  // ascending batch
 };
 std::vector<RowGroup> group_rows(const std::vector<ResultsFile>& files);

@@ -19,7 +19,7 @@ std::vector<RowGroup> group_rows(const std::vector<ResultsFile>& files) {
       if (fresh) {
         std::string label = subject + " " + r.kernel + (r.mode.empty() ? "" : " " + r.mode);
         if (files.size() > 1) label += fmt::format(" [{}]", f + 1);
-        groups.push_back({label, subject, {}});
+        groups.push_back({label, subject, r.kernel + (r.mode.empty() ? "" : " " + r.mode), f, {}});
       }
       groups[it->second].rows.push_back(&r);
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -80,16 +81,17 @@ std::vector<double> ticks(double lo, double hi, bool log) {
 std::string open_svg(int w, int h, const std::string& title) {
   return fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" viewBox=\"0 0 {0} {1}\" "
-      "font-family=\"sans-serif\" font-size=\"12\"><rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>"
+      "font-family=\"sans-serif\" font-size=\"12\" style=\"max-width:100%;height:auto\"><rect width=\"{0}\" height=\"{1}\" fill=\"#fff\"/>"
       "<text x=\"{2}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{3}</text>",
       w, h, kLeft, escape(title));
 }
 
-// The frame, grid and tick labels of a plot area; returns the two scales. A categorical x axis
-// (violins) gets no ticks: its callers label each category.
-std::pair<Scale, Scale> frame(std::string& s, int w, int h, const Axis& ax, std::pair<double, double> xr, const Axis& ay,
-                              std::pair<double, double> yr, bool categorical = false) {
-  const Scale x{xr.first, xr.second, ax.log, double(kLeft), double(w - kRight)};
+// The frame, grid and tick labels of a plot area whose right edge is `right` pixels from the
+// image's; returns the two scales. A categorical x axis (violins) gets no ticks: its callers label
+// each category.
+std::pair<Scale, Scale> frame(std::string& s, int w, int h, int right, const Axis& ax, std::pair<double, double> xr,
+                              const Axis& ay, std::pair<double, double> yr, bool categorical = false) {
+  const Scale x{xr.first, xr.second, ax.log, double(kLeft), double(w - right)};
   const Scale y{yr.first, yr.second, ay.log, double(h - kBottom), double(kTop)};
   for (double v : categorical ? std::vector<double>{} : ticks(x.lo, x.hi, x.log))
     s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>"
@@ -98,16 +100,17 @@ std::pair<Scale, Scale> frame(std::string& s, int w, int h, const Axis& ax, std:
   for (double v : ticks(y.lo, y.hi, y.log))
     s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>"
                      "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\" fill=\"#333\">{5}</text>",
-                     kLeft, w - kRight, y(v), kLeft - 5, y(v) + 4, num(v));
+                     kLeft, w - right, y(v), kLeft - 5, y(v) + 4, num(v));
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>", kLeft, kTop,
-                   w - kLeft - kRight, h - kTop - kBottom);
-  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>", (kLeft + w - kRight) / 2, h - 10,
+                   w - kLeft - right, h - kTop - kBottom);
+  s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}{}</text>", (kLeft + w - right) / 2, h - 10,
                    escape(ax.title), ax.log ? " (log scale)" : "");
   s += fmt::format("<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}{}</text>",
                    (kTop + h - kBottom) / 2, escape(ay.title), ay.log ? " (log)" : "");
   return {x, y};
 }
 
+// A legend entry in the right margin (the stacked bars', whose names are short).
 void legend(std::string& s, int w, std::size_t row, const std::string& name, const std::string& c, bool dashed) {
   const double y = kTop + 8 + 17.0 * static_cast<double>(row);
   s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\" stroke-width=\"3\"{4}/>"
@@ -115,6 +118,72 @@ void legend(std::string& s, int w, std::size_t row, const std::string& name, con
                    w - kRight + 10, w - kRight + 30, y, c, dashed ? " stroke-dasharray=\"5 3\"" : "", w - kRight + 35,
                    y + 4, escape(name.size() > 20 ? name.substr(0, 19) + "…" : name));
 }
+
+// Text widths for layout, from the average advance of a sans-serif face: a slight overestimate
+// is safe, since it only spaces things further apart.
+double text_width(const std::string& text, double font_px) { return 0.62 * font_px * static_cast<double>(text.size()); }
+
+// The line charts' legend: below the plot, every name in full (a truncated name could hide the
+// "[2]" that says which file a series comes from), flowing left to right in rows.
+struct LegendEntry {
+  std::string name, color;
+  bool dashed = false;
+};
+constexpr double kLegendRow = 17;
+std::vector<std::pair<double, double>> legend_layout(const std::vector<LegendEntry>& entries, int w) {
+  std::vector<std::pair<double, double>> at;  // (x, row) of each entry
+  double x = kLeft, row = 0;
+  for (const LegendEntry& e : entries) {
+    const double width = 30 + text_width(e.name, 12) + 18;
+    if (x > kLeft && x + width > w - 8) x = kLeft, row += 1;
+    at.emplace_back(x, row);
+    x += width;
+  }
+  return at;
+}
+int legend_rows(const std::vector<LegendEntry>& entries, int w) {
+  const auto at = legend_layout(entries, w);
+  return at.empty() ? 0 : static_cast<int>(at.back().second) + 1;
+}
+void legend_below(std::string& s, const std::vector<LegendEntry>& entries, int w, int top) {
+  const auto at = legend_layout(entries, w);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const double y = top + kLegendRow * at[i].second + 8;
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"{3}\" stroke-width=\"3\"{4}/>"
+                     "<text x=\"{5:.1f}\" y=\"{6:.1f}\">{7}</text>",
+                     at[i].first, at[i].first + 22, y, entries[i].color,
+                     entries[i].dashed ? " stroke-dasharray=\"5 3\"" : "", at[i].first + 27, y + 4, escape(entries[i].name));
+  }
+}
+
+// Point labels ("b32") placed where they cover no label already drawn: four spots around the
+// point, tried in turn. Two series with a point in the same place (two files measuring the same
+// batch alike) would write the same text twice: the second is left out.
+class PointLabels {
+ public:
+  void add(std::string& s, double px, double py, const std::string& text, const std::string& col) {
+    const double w = text_width(text, 10), h = 10;
+    for (const auto& [x, y, t] : anchors_)
+      if (t == text && std::abs(x - px) < 6 && std::abs(y - py) < 6) return;  // this point is labelled already
+    anchors_.emplace_back(px, py, text);
+    const std::pair<double, double> spots[] = {{px + 5, py - 5}, {px + 5, py + 13}, {px - 5 - w, py - 5}, {px - 5 - w, py + 13}};
+    for (const auto& [x, y] : spots) {
+      const Box box{x, y - h, x + w, y};
+      if (std::any_of(placed_.begin(), placed_.end(), [&](const Box& b) { return b.overlaps(box); })) continue;
+      placed_.push_back(box);
+      s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>", x, y, col, escape(text));
+      return;
+    }
+  }
+
+ private:
+  struct Box {
+    double x0, y0, x1, y1;
+    bool overlaps(const Box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+  };
+  std::vector<Box> placed_;
+  std::vector<std::tuple<double, double, std::string>> anchors_;
+};
 
 }  // namespace
 
@@ -125,11 +194,14 @@ std::string line_chart(const LineChart& c) {
       x0 = std::min(x0, se.x[i]), x1 = std::max(x1, se.x[i]);
       y0 = std::min(y0, se.y[i]), y1 = std::max(y1, se.y[i]);
     }
-  std::string s = open_svg(c.width, c.height, c.title);
-  const auto [x, y] = frame(s, c.width, c.height, c.x, range_of(x0, x1, c.x.log, false), c.y,
+  std::vector<LegendEntry> entries;
+  for (const Series& se : c.series) entries.push_back({se.name, color(se.color), se.dashed});
+  const int plot_height = c.height, height = plot_height + static_cast<int>(kLegendRow) * legend_rows(entries, c.width) + 6;
+  std::string s = open_svg(c.width, height, c.title);
+  const auto [x, y] = frame(s, c.width, plot_height, 24, c.x, range_of(x0, x1, c.x.log, false), c.y,
                             c.step ? std::pair{0.0, 1.0} : range_of(y0, y1, c.y.log, true));
-  for (std::size_t k = 0; k < c.series.size(); ++k) {
-    const Series& se = c.series[k];
+  PointLabels labels;
+  for (const Series& se : c.series) {
     const std::string col = color(se.color);
     if (se.line && !se.x.empty()) {
       std::string d = fmt::format("M{:.1f},{:.1f}", x(se.x[0]), c.step ? y(0) : y(se.y[0]));
@@ -138,59 +210,77 @@ std::string line_chart(const LineChart& c) {
       s += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{}/>", d, col,
                        se.dashed ? " stroke-dasharray=\"5 3\"" : "");
     }
-    for (std::size_t i = 0; se.points && i < se.x.size(); ++i) {
+    for (std::size_t i = 0; se.points && i < se.x.size(); ++i)
       s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>", x(se.x[i]), y(se.y[i]), col);
-      if (i < se.point_labels.size())
-        s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>", x(se.x[i]) + 5,
-                         y(se.y[i]) - 5, col, escape(se.point_labels[i]));
-    }
-    legend(s, c.width, k, se.name, col, se.dashed);
   }
+  for (const Series& se : c.series)  // after every point, so that no line is drawn over a label
+    for (std::size_t i = 0; se.points && i < std::min(se.x.size(), se.point_labels.size()); ++i)
+      labels.add(s, x(se.x[i]), y(se.y[i]), se.point_labels[i], color(se.color));
+  legend_below(s, entries, c.width, plot_height);
   return s + "</svg>\n";
 }
 
-std::string violins(const std::string& title, const Axis& ay, const std::vector<Violin>& groups, int width, int height) {
-  double y0 = std::numeric_limits<double>::infinity(), y1 = -y0;
-  for (const Violin& g : groups)
-    for (double v : g.samples) y0 = std::min(y0, v), y1 = std::max(y1, v);
+std::string violins(const std::string& title, const std::vector<Violin>& groups, int width, int height) {
+  // Small multiples: each group in its own panel, on its own linear scale from its fastest trial
+  // to a little above its p99, so that batch 1 and batch 128 both show their shape. Trials beyond
+  // the p99 would flatten the body; how many lie above the panel, and the slowest, are written on top.
+  constexpr int kPanelLeft = 44, kGap = 10, kLabels = 34;  // tick labels, space between panels, two lines under
+  const std::size_t n = std::max<std::size_t>(1, groups.size());
+  width = std::max(width, kLeft - kPanelLeft + static_cast<int>(n) * 150);
   std::string s = open_svg(width, height, title);
-  const Scale y = frame(s, width, height, {"batch size", false}, {0, 1}, ay, range_of(y0, y1, ay.log, false), true).second;
-  const double slot = (width - kLeft - kRight) / std::max<double>(1, static_cast<double>(groups.size()));
+  const double slot = static_cast<double>(width - (kLeft - kPanelLeft) - 12) / static_cast<double>(n);
+  const double top = kTop + 16, bottom = height - kLabels - 8;
+  s += fmt::format("<text transform=\"translate(14 {}) rotate(-90)\" text-anchor=\"middle\">latency per batch, ms "
+                   "(each panel its own scale)</text>", (top + bottom) / 2);
   for (std::size_t k = 0; k < groups.size(); ++k) {
-    std::vector<double> t;
-    for (double v : groups[k].samples) t.push_back(y.t(v));
-    std::sort(t.begin(), t.end());
-    const double cx = kLeft + slot * (static_cast<double>(k) + 0.5), n = static_cast<double>(t.size());
-    // Gaussian kernel density, Silverman's bandwidth, evaluated on 48 points over the sample's range.
+    const double x0 = (kLeft - kPanelLeft) + slot * static_cast<double>(k) + kPanelLeft, x1 = x0 + slot - kPanelLeft - kGap;
+    const double cx = (x0 + x1) / 2, half = (x1 - x0) * 0.45;
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>", cx, bottom + 16, escape(groups[k].label));
+    std::vector<double> v = groups[k].samples;
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const double median = groups[k].median, p99 = groups[k].p99;
+    double lo = v.front(), hi = std::max(p99 + (p99 - lo) * 0.12, lo * 1.02 + 1e-9);
+    lo -= (hi - lo) * 0.04;
+    const Scale y{lo, hi, false, bottom, top};
+    for (double t : ticks(lo, hi, false))
+      s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#e4e4e4\"/>"
+                       "<text x=\"{3:.1f}\" y=\"{4:.1f}\" text-anchor=\"end\" font-size=\"10\" fill=\"#333\">{5}</text>",
+                       x0, x1, y(t), x0 - 4, y(t) + 3, num(t));
+    s += fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"none\" stroke=\"#888\"/>", x0, top,
+                     x1 - x0, bottom - top);
+    std::vector<double> shown;
+    for (double t : v)
+      if (t <= hi) shown.push_back(t);
+    if (const std::size_t above = v.size() - shown.size(); above > 0)
+      s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555\">↑ {} above, max {}</text>",
+                       cx, top - 4, above, num(v.back()));
+    // Gaussian kernel density, Silverman's bandwidth, on 64 points over the shown range.
+    const double m = static_cast<double>(shown.size());
     double mean = 0, var = 0;
-    for (double v : t) mean += v / n;
-    for (double v : t) var += (v - mean) * (v - mean) / std::max(1.0, n - 1);
-    const double bw = std::max(1.06 * std::sqrt(var) * std::pow(n, -0.2), (t.back() - t.front()) / 50 + 1e-12);
+    for (double t : shown) mean += t / m;
+    for (double t : shown) var += (t - mean) * (t - mean) / std::max(1.0, m - 1);
+    const double bw = std::max(1.06 * std::sqrt(var) * std::pow(m, -0.2), (shown.back() - shown.front()) / 60 + 1e-9);
     std::vector<std::pair<double, double>> dens;
     double peak = 0;
-    for (int i = 0; i <= 48; ++i) {
-      const double at = t.front() + (t.back() - t.front()) * i / 48.0;
+    for (int i = 0; i <= 64; ++i) {
+      const double at = shown.front() + (shown.back() - shown.front()) * i / 64.0;
       double d = 0;
-      for (double v : t) d += std::exp(-0.5 * (at - v) * (at - v) / (bw * bw));
+      for (double t : shown) d += std::exp(-0.5 * (at - t) * (at - t) / (bw * bw));
       dens.emplace_back(at, d);
       peak = std::max(peak, d);
     }
-    const double half = slot * 0.42;
-    const auto py = [&](double tv) { return y.p0 + (tv - y.t(y.lo)) / (y.t(y.hi) - y.t(y.lo)) * (y.p1 - y.p0); };
     std::string d;
-    for (const auto& [at, v] : dens) d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", cx + half * v / peak, py(at));
-    for (auto it = dens.rbegin(); it != dens.rend(); ++it) d += fmt::format(" L{:.1f},{:.1f}", cx - half * it->second / peak, py(it->first));
-    const double med = t[t.size() / 2], p99 = t[std::min(t.size() - 1, static_cast<std::size_t>(0.99 * n))];
-    s += fmt::format("<path d=\"{} Z\" fill=\"{}\" fill-opacity=\"0.55\" stroke=\"{}\"/>", d, color(k), color(k));
-    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#fff\" stroke-width=\"3\"/>",
-                     cx - half * 0.5, cx + half * 0.5, py(med));
+    for (const auto& [at, w] : dens) d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", cx + half * w / peak, y(at));
+    for (auto it = dens.rbegin(); it != dens.rend(); ++it) d += fmt::format(" L{:.1f},{:.1f}", cx - half * it->second / peak, y(it->first));
+    s += fmt::format("<path d=\"{} Z\" fill=\"{}\" fill-opacity=\"0.5\" stroke=\"{}\"/>", d, color(k), color(k));
     s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#222\" stroke-width=\"2\"/>",
-                     cx - half * 0.25, cx + half * 0.25, py(p99));
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>", cx, height - kBottom + 15,
-                     escape(groups[k].label));
+                     x0 + 2, x1 - 2, y(median));
+    s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#D55E00\" stroke-width=\"2\" "
+                     "stroke-dasharray=\"4 2\"/>", x0 + 2, x1 - 2, y(p99));
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" fill=\"#333\">p50 {} · "
+                     "<tspan fill=\"#D55E00\">p99 {}</tspan></text>", cx, bottom + 30, num(median), num(p99));
   }
-  legend(s, width, 0, "median", "#bbb", false);
-  legend(s, width, 1, "p99 (approx.)", "#222", false);
   return s + "</svg>\n";
 }
 

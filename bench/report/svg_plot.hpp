@@ -25,6 +25,7 @@ struct Series {
   std::size_t color = 0;
 };
 
+// The legend sits under the plot with every name in full; `height` is the plot's, the legend adds rows.
 struct LineChart {
   std::string title;
   Axis x, y;
@@ -34,14 +35,15 @@ struct LineChart {
 };
 std::string line_chart(const LineChart& chart);
 
-// One violin per group (kernel density of the samples, on log10 when the axis is log), with the
-// median as a white bar and p99 as a dark tick.
+// One violin per group, each in its own panel on its own scale (batch 1 and batch 128 differ by
+// decades: on one axis both would be flat lines), with the median as a dark line and p99 as a
+// dashed orange one, their values written under the panel.
 struct Violin {
   std::string label;
   std::vector<double> samples;
+  double median = 0, p99 = 0;  // as the tables report them (one percentile method throughout)
 };
-std::string violins(const std::string& title, const Axis& y, const std::vector<Violin>& groups, int width = 620,
-                    int height = 340);
+std::string violins(const std::string& title, const std::vector<Violin>& groups, int width = 620, int height = 354);
 
 // Horizontal bars from 0; `note` is written after the bar (e.g. "41% of peak").
 struct Bar {
