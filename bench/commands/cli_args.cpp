@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
@@ -56,6 +57,8 @@ std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backe
   for (const std::string& id : ids) {
     const KernelInfo* k = find_kernel(id);
     if (k != nullptr && k->backend == backend) continue;
+    for (const AbsentKernel& a : absent_kernels())
+      if (a.id == id) throw InputError(fmt::format("--kernel: {} is {}", id, a.why));
     std::string choices;
     for (const KernelInfo& info : all_kernels())
       if (info.backend == backend) choices += (choices.empty() ? "" : ", ") + std::string(info.id);

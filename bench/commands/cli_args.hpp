@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "kernels/common/kernel.hpp"
 #include "models/catalog.hpp"
+
+namespace CLI {
+class App;  // <CLI/CLI.hpp> costs seconds of compiling: only the files that add options include it
+}
 
 namespace convlab {
 
