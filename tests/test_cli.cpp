@@ -65,13 +65,25 @@ TEST_CASE("cli: listings and help") {
     ++checked;
   }
   CHECK(checked == convlab::all_kernels().size());
+  for (const convlab::AbsentKernel& a : convlab::absent_kernels())  // e.g. oneDNN in a cross build
+    CHECK(kernels.out.find(std::string(a.id) + " ") != std::string::npos);
   const Outcome models = run_convlab("models");
   CHECK(models.code == 0);
   CHECK(models.out.find("lab-cnn") != std::string::npos);
   CHECK(run_convlab("--help").code == 0);
   const Outcome env = run_convlab("env --json");
   CHECK(env.code == 0);
-  CHECK(nlohmann::json::parse(env.out).contains("cpu_model"));
+  const nlohmann::json env_json = nlohmann::json::parse(env.out);
+  CHECK(env_json.contains("cpu_model"));
+  // The ISA the build targets and the one the machine has, named (ARM64: NEON, by both).
+  const std::string build_isa = env_json.value("build_isa", ""), cpu_isa = env_json.value("cpu_isa", "");
+#if defined(__aarch64__)
+  CHECK(build_isa.find("neon") != std::string::npos);
+  CHECK(cpu_isa.find("neon") != std::string::npos);
+#elif defined(__AVX2__)
+  CHECK(build_isa.find("avx2") != std::string::npos);
+  CHECK(cpu_isa.find("avx2") != std::string::npos);
+#endif
   const Outcome overhead = run_convlab("overhead --trials 1000");
   CHECK(overhead.code == 0);
   CHECK(overhead.out.find("p50") != std::string::npos);
@@ -236,4 +248,15 @@ TEST_CASE("cli: a row's memory is its own: the same row reports the same memory 
                        first["workspace_bytes"].get<double>()) / (1 << 20);
   CHECK(mib(first) + 0.1 >= plan);
 #endif
+}
+
+TEST_CASE("cli: the default lab runs the CPU kernels at batch 1 and 32 and says what batching bought") {
+  const Outcome lab = run_convlab("--warmup 1 --trials 3");
+  REQUIRE(lab.code == 0);
+  // Every kernel that runs lab-cnn's layers; cpu.05 (depthwise) and cpu.06 (1x1) do not.
+  for (const char* id : {"cpu.00_reference", "cpu.01_im2col_eigen", "cpu.02_direct_xsimd", "cpu.03_winograd_f2x3",
+                         "cpu.04_winograd_f4x3", "cpu.auto"})
+    CHECK_MESSAGE(lab.out.find(std::string(id) + ": batch 32 takes") != std::string::npos, id);
+  CHECK(lab.out.find("p99_few_trials") != std::string::npos);
+  CHECK(run_convlab("--trials 0").code == 2);
 }

@@ -2,8 +2,10 @@
 # The README's two commands, for a fresh Debian 12 machine:
 #   tools/bootstrap.sh lab    installs what is missing, builds, runs the default lab (build/convlab)
 #   tools/bootstrap.sh test   installs what is missing, builds, runs the whole test suite (ctest), then
-#                             the same suite under ASan+UBSan (build-asan/) and a short libFuzzer run
-#                             of each fuzz target (build-fuzz/, clang); CONVLAB_FUZZ_SECONDS per target
+#                             the same suite under ASan+UBSan built for AVX2 (build-asan/), an ARM64
+#                             build's tests under qemu (build-arm64/; x86 hosts; CONVLAB_ARM64=0 skips
+#                             it) and a short libFuzzer run of each fuzz target (build-fuzz/, clang);
+#                             CONVLAB_FUZZ_SECONDS per target
 # Rerunning is cheap: installed packages are skipped and the build is incremental.
 # Extra CMake options can be passed in CONVLAB_CMAKE_ARGS (e.g. "-DCONVLAB_NATIVE=OFF").
 set -euo pipefail
@@ -22,6 +24,14 @@ packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctes
 # numpy recomputes the reported percentiles; torch makes fresh references for the live check;
 # clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) build the fuzz targets.
 [[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch clang libclang-rt-14-dev)
+# On x86: Debian's ARM64 cross compiler, qemu to run its binaries, and the ARM64 libfmt beside the
+# host's (multiarch). Every other dependency is header-only; oneDNN for arm64 does not install
+# beside the host's, so that build has no onednn.conv.
+arm64=false
+if [[ $mode == test && $(uname -s) == Linux && $(uname -m) == x86_64 && ${CONVLAB_ARM64:-1} != 0 ]]; then
+  arm64=true
+  packages+=(g++-aarch64-linux-gnu qemu-user-static libfmt-dev:arm64 libgomp1:arm64)
+fi
 
 if [[ $(uname -s) == Darwin ]]; then
   # macOS (the Metal backend): written for, never run on a Mac here (README, "Metal"). No apt-get:
@@ -39,6 +49,9 @@ if [[ $(uname -s) != Darwin ]] && ((${#missing[@]})); then
   echo "convlab: installing ${missing[*]}"
   sudo=""
   [[ $(id -u) -eq 0 ]] || sudo=sudo
+  if $arm64 && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $sudo dpkg --add-architecture arm64
+  fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
@@ -61,11 +74,30 @@ fi
 # shellcheck disable=SC2086
 # CUDA off there: nvcc output is not instrumented, and the CUDA kernels still run under ASan
 # through the emulator. A shorter random sweep (60 problems per kernel) keeps it within minutes.
+# On x86 it is built for x86-64-v3 (AVX2 + FMA, 16 vector registers): the laptops' ISA, which an
+# AVX-512 machine runs unchanged, so every test also checks the AVX2 kernels and tiles.
+march=()
+[[ $(uname -m) == x86_64 ]] && march=(-DCONVLAB_MARCH=x86-64-v3)
 cmake -S . -B build-asan -G Ninja ${CONVLAB_CMAKE_ARGS:-} -DCONVLAB_SANITIZE=address,undefined -DCONVLAB_CUDA=OFF \
-      -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" >/dev/null
+      "${march[@]}" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" >/dev/null
 cmake --build build-asan
 (cd build-asan && CONVLAB_SWEEP_PROBLEMS=60 ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" --timeout 900 \
    -E 'numpy_reproduces_percentiles|torch_live_validation')
+
+# ARM64 (NEON, 4 floats and 32 registers): cross-built, its tests run under qemu user-mode
+# emulation (no binfmt needed). The kernels on the labelled shapes and a reduced random sweep,
+# the networks against PyTorch's goldens, `validate` on one network, and the default lab with a
+# few trials. Timings under qemu mean nothing; only the results are checked.
+if $arm64; then
+  cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+  cmake --build build-arm64 --target convlab convlab_tests
+  arm64_tests='^(kernels: (every CPU kernel|randomized sweep, every CPU|deterministic|the registry|NaN|a baseline)'
+  arm64_tests+='|reference: |ops: |batchnorm: |models: |network: |validate: |weights: |cpu[.]'
+  arm64_tests+='|peak: (the register|a measurement)|cli: (listings|a run writes|conv times|the default lab)'
+  arm64_tests+='|cli validate: the golden)'  # the full `peak` takes ten minutes emulated: its quick form only
+  (cd build-arm64 && CONVLAB_SWEEP_PROBLEMS=100 ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" \
+     --timeout 900 -R "$arm64_tests")
+fi
 
 # Each libFuzzer target for a short while, from its seeds (tests/fuzz/corpus/<target>, left as
 # they are: new inputs go to build-fuzz/corpus). A crash stops CI and leaves its input in build-fuzz/.

@@ -23,6 +23,8 @@ int list_kernels() {
     fmt::print("{:<{}}  {:<7} {:<9} {:<12} {:<14} {}\n", k.id, id_width, to_string(k.backend),
                k.baseline ? "baseline" : "ours", available, k.deterministic ? "yes" : "no", k.summary);
   }
+  for (const AbsentKernel& a : absent_kernels())
+    fmt::print("{:<{}}  {:<7} {:<9} {:<12} {:<14} {}\n", a.id, id_width, a.backend, "baseline", "not built", "-", a.why);
   for (Backend b : {Backend::cuda, Backend::metal})
     if (const BackendStatus s = backend_status(b); !s.available) fmt::print("{}: {}\n", to_string(b), s.detail);
   return kExitOk;

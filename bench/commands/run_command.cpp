@@ -91,6 +91,9 @@ Command add_lab_command(CLI::App& app) {
   o->trials = 60;
   o->batches = "1,32";
   add_threads_option(app, o->threads, "CPU threads for the default lab (default: all cores)");
+  // Fewer for a quick look, or where time means nothing (an emulated ARM64 build in CI).
+  app.add_option("--warmup", o->warmup, "Untimed runs per batch in the default lab")->capture_default_str();
+  app.add_option("--trials", o->trials, "Timed runs per batch in the default lab")->capture_default_str();
   return {&app, [o] { return run_model_command(*o, /*teaching_summary=*/true); }};
 }
 

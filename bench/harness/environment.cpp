@@ -2,6 +2,10 @@
 
 #include <omp.h>
 #include <sys/utsname.h>
+#if defined(__aarch64__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
 
 #include <Eigen/Core>
 #include <chrono>
@@ -32,7 +36,13 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
-// What this binary was compiled to use; the machine may support more.
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& s : names) out += (out.empty() ? "" : " ") + s;
+  return out.empty() ? "unknown" : out;
+}
+
+// What this binary was compiled to use; the machine may support more (machine_isa).
 std::string build_isa() {
   std::vector<std::string> isa;
 #if defined(__x86_64__)
@@ -62,9 +72,29 @@ std::string build_isa() {
 #if defined(__ARM_NEON)
   isa.emplace_back("neon");
 #endif
-  std::string joined;
-  for (const auto& s : isa) joined += (joined.empty() ? "" : " ") + s;
-  return joined.empty() ? "unknown" : joined;
+#if defined(__ARM_FEATURE_SVE)
+  isa.emplace_back("sve");
+#endif
+  return joined(isa);
+}
+
+// What this machine's CPU offers, asked at run time, of the instruction sets that matter to
+// convlab's kernels: a portable or AVX2 build on an AVX-512 machine says so.
+std::string machine_isa() {
+  std::vector<std::string> isa;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2")) isa.emplace_back("avx2");
+  if (__builtin_cpu_supports("fma")) isa.emplace_back("fma");
+  if (__builtin_cpu_supports("avx512f")) isa.emplace_back("avx512f");
+  if (__builtin_cpu_supports("avx512vnni")) isa.emplace_back("avx512vnni");
+#elif defined(__aarch64__)
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  if (hwcap & HWCAP_ASIMD) isa.emplace_back("neon");
+  if (hwcap & HWCAP_ASIMDDP) isa.emplace_back("dotprod");
+  if (hwcap & HWCAP_SVE) isa.emplace_back("sve");
+#endif
+  return joined(isa);
 }
 
 std::string openmp_version() {
@@ -106,6 +136,7 @@ Environment collect_environment() {
   env.logical_cpus = static_cast<int>(std::thread::hardware_concurrency());
   env.threads = omp_get_max_threads();
   env.isa = build_isa();
+  env.cpu_isa = machine_isa();
   env.native_build = build::kNative;
   env.compiler = fmt::format("{} {}", build::kCompilerId, build::kCompilerVersion);
   env.cxx_flags = build::kCxxFlags;
@@ -150,6 +181,7 @@ nlohmann::json to_json(const Environment& env) {
       {"logical_cpus", env.logical_cpus},
       {"threads", env.threads},
       {"build_isa", env.isa},
+      {"cpu_isa", env.cpu_isa},
       {"native_build", env.native_build},
       {"compiler", env.compiler},
       {"cxx_flags", env.cxx_flags},
@@ -170,7 +202,7 @@ std::string describe(const Environment& env) {
   for (const auto& [name, version] : env.libraries) libs += fmt::format("{}{} {}", libs.empty() ? "" : ", ", name, version);
   return fmt::format(
       "convlab {} ({}{}) {}\n"
-      "cpu:      {} ({}), {} in use\n"
+      "cpu:      {} ({}; {}), {} in use\n"
       "build:    {} {} [{}], targets {}{}\n"
       "system:   {}, kernel {}\n"
       "libs:     {}\n"
@@ -178,8 +210,8 @@ std::string describe(const Environment& env) {
       "metal:    {}\n"
       "load:     {:.2f} cores busy with other work just before the run; 1-minute load average {:.2f}{}\n",
       env.convlab_version, env.git_commit.substr(0, 12), env.git_dirty ? ", dirty" : "", env.date_utc, env.cpu_model,
-      count_of(env.logical_cpus, "logical CPU"), count_of(env.threads, "thread"), env.compiler, env.build_type, env.cxx_flags, env.isa,
-      env.native_build ? " (native)" : " (portable)", env.os, env.kernel, libs, env.cuda, env.metal,
+      count_of(env.logical_cpus, "logical CPU"), env.cpu_isa, count_of(env.threads, "thread"), env.compiler, env.build_type,
+      env.cxx_flags, env.isa, env.native_build ? " (native)" : "", env.os, env.kernel, libs, env.cuda, env.metal,
       env.other_busy_cores, env.load_average,
       env.busy() ? " -- WARNING: other work is using the cores; multi-threaded timings are not trustworthy" : "");
 }

@@ -17,6 +17,7 @@ struct Environment {
   int logical_cpus = 0;
   int threads = 0;  // OpenMP threads in use for this run
   std::string isa;  // the instruction sets this build targets (compile-time)
+  std::string cpu_isa;  // the ones this machine's CPU has, of those convlab cares about (run time)
   bool native_build = false;
   std::string compiler, cxx_flags, build_type;
   std::string os, kernel;

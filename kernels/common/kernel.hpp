@@ -90,6 +90,12 @@ struct KernelInfo {
 std::span<const KernelInfo> all_kernels();
 // nullptr when no kernel has this id.
 const KernelInfo* find_kernel(std::string_view id);
+// Kernels convlab knows but this binary left out (an optional library missing when it was
+// configured): id and why, for `convlab kernels` and the error of a --kernel that names one.
+struct AbsentKernel {
+  std::string_view id, backend, why;
+};
+std::span<const AbsentKernel> absent_kernels();
 
 // Checks the weights passed to plan against the problem; throws InputError naming the mismatch.
 void check_weights(const ConvProblem& p, const ConvWeights& weights);

@@ -88,6 +88,18 @@ std::string_view to_string(Activation activation) {
 
 std::span<const KernelInfo> all_kernels() { return std::span(kKernels).subspan(1); }
 
+std::span<const AbsentKernel> absent_kernels() {
+#ifdef CONVLAB_WITH_ONEDNN
+  return {};
+#else
+  static constexpr AbsentKernel kAbsent[] = {
+      {"onednn.conv", "cpu",
+       "not built: no oneDNN for this target when convlab was configured (apt-get install libdnnl-dev; "
+       "cross builds have none)"}};
+  return kAbsent;
+#endif
+}
+
 const KernelInfo* find_kernel(std::string_view id) {
   for (const KernelInfo& k : all_kernels())
     if (k.id == id) return &k;

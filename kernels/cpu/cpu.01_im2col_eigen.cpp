@@ -11,7 +11,8 @@
 // Bound: compute-bound in the GEMM once C/g*R*S and K/g are in the tens; memory-bound in im2col
 // when C is small (lab-cnn's conv1) and on depthwise layers (use cpu.05).
 // Measured: 46 GFLOP/s, 24% of the FMA peak, 0.33x oneDNN on mb32ic64ih56oc64oh56kh3ph1; 91 GFLOP/s (48%) on
-//   the 1x1 mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+//   the 1x1 mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 88-92
+//   GFLOP/s, 0.65-0.69x oneDNN on the first (Ice Lake VM, 2026-11-29, bench/RESULTS.md).
 // More (threading, Eigen's buffers, determinism): docs/kernel-notes.md#cpu01_im2col_eigen
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>

@@ -7,8 +7,8 @@
 // [K/block][C][R][S][block]; run reorders each image to a zero-padded NCHWc copy (no bounds checks,
 // any stride/padding/dilation) and writes NCHW straight from the tile's epilogue.
 // Why faster: independent accumulators cover the FMA latency and loads stay below one per FMA:
-// AVX-512 (32 registers) up to 4 x 7 tiles, 4 weight vectors + 7 broadcasts per 28 FMAs; AVX2 (16
-// registers) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures each tile's ceiling.
+// AVX-512 and NEON (32 registers) up to 4 x 7 tiles, 4 weight vectors + 7 broadcasts per 28 FMAs;
+// AVX2 (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures each tile's ceiling.
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
 // Measured: 111 GFLOP/s, 58% of the FMA peak, 0.78x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3

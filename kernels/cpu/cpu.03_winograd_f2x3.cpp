@@ -11,7 +11,8 @@
 // and stores. Its GFLOP/s count the direct convolution's FLOPs (effective), so can pass the peak.
 // Accuracy: the transforms amplify rounding; error_scale in cpu_kernels.inc says by how much.
 // Measured: 104 GFLOP/s effective, 0.74x oneDNN, about cpu.02's speed on mb32ic64ih56oc64oh56kh3ph1
-//   (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+//   (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 135-149 GFLOP/s effective, 0.95-1.16x
+//   oneDNN (Ice Lake VM, 2026-11-29, before cpu.02's 4 x 7 tile).
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.03_winograd_f2x3,cpu.02_direct_xsimd --interleave
 #include "kernels/cpu/winograd.hpp"
 

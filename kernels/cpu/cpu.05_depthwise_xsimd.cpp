@@ -3,7 +3,7 @@
 // What changes against cpu.02_direct_xsimd: a depthwise tap reads only its own channel, so there
 // is no broadcast and no reduction over channels: a vector holds `block` channels of one pixel
 // (NCHWc, as cpu.02) and per tap one weight vector is FMA'd with the input vector of each of the
-// tile's pixels (up to 16 accumulators with AVX-512, 6 with AVX2: a row, or short rows stacked).
+// tile's pixels (a row, or short rows stacked; up to 16 with AVX-512 or NEON, 6 with AVX2).
 // Packing, the padded reorder and the NCHW epilogue are cpu.02's (layout.hpp, microkernel.hpp).
 // Why faster (than vectors along the output width): every lane does useful work whatever the
 // map's size, no scalar border path, no gathers for strides; independent FMA chains cover the
@@ -12,7 +12,8 @@
 // outputs, each FMA needs its own load, and the reorder (30-60% of a batch-32 run) and the
 // transposed stores touch every value once more. Expect a small fraction of the FMA peak.
 // Measured: 26 GFLOP/s, 13% of the FMA peak, 1.22x oneDNN on g64mb32ic64ih56oc64oh56kh3ph1, its input
-//   reorder 0.9 ms of 4.5 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+//   reorder 0.9 ms of 4.5 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 1.15-1.9x oneDNN
+//   on mobilenet-tiny's depthwise layers at batch 32, 1.5-2.0x at batch 1 (Ice Lake VM).
 // More (tile widths, output prefetch, the history): docs/kernel-notes.md#cpu05_depthwise_xsimd
 // Run: build/convlab conv --problem g64mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv --interleave
 #include <algorithm>
@@ -57,12 +58,12 @@ void depthwise_tile(const float* in, std::int64_t in_row_step, const float* w, c
   store_tile_nchw(acc, Vec::load_aligned(bias), act, out, out_channel_stride, c_valid);
 }
 
-// Up to 16 pixels with AVX-512: 16 accumulators + a weight vector fit its 32 registers, and a
+// Up to 16 pixels with 32 registers (AVX-512, NEON): 16 accumulators + a weight vector fit, and a
 // 16-pixel row (16x16 maps) is then one tile, so one register transpose in the epilogue, not two
 // half-empty ones (the shuffles weigh: a depthwise tile has only R*S FMAs per output vector).
 // Rows of at most half that (8x8 maps) are stacked kMaxDepthwiseTile / width to a tile, for the
 // same reason.
-constexpr int kMaxDepthwiseTile = kBlock >= 16 ? 16 : kMaxTile;
+constexpr int kMaxDepthwiseTile = kVectorRegisters == 32 ? 16 : kMaxTile;
 constexpr int kMaxStackedWidth = kMaxDepthwiseTile / 2;
 using TileFn = void (*)(const float*, std::int64_t, const float*, const float*, const TileGeometry&, Activation,
                         float*, std::int64_t, std::int64_t);

@@ -11,7 +11,8 @@
 // Bound: compute-bound for the usual C >= 64 (intensity ~ min(K, C)/4 FLOP per byte); with C =
 // 64 a tile's fixed cost (bias in, 12 vectors out) is only 64 FMA steps from its work.
 // Measured: 110 GFLOP/s, 58% of the FMA peak, 0.98x oneDNN, 1.2x Eigen (cpu.01) on
-//   mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30).
+//   mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); its 6 x 2-vector tile
+//   fits 16 registers; on AVX-512 it has not been measured since it was rewritten.
 // More: docs/kernel-notes.md#cpu06_pointwise_xsimd
 // Run: build/convlab conv --problem mb32ic64ih28oc128oh28kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>

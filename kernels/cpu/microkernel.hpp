@@ -22,12 +22,19 @@ namespace convlab::cpu {
 
 using Vec = xsimd::batch<float>;
 constexpr std::int64_t kBlock = Vec::size;
+// The vector registers the tile may fill: 32 with AVX-512 and on 64-bit ARM (NEON), 16 with AVX2
+// and SSE. The width of a register (16, 8 or 4 floats) sets the block, not the tile.
+#if defined(__AVX512F__) || defined(__aarch64__)
+constexpr int kVectorRegisters = 32;
+#else
+constexpr int kVectorRegisters = 16;
+#endif
 // Accumulators per tile, k blocks x pixels, with the weight vectors and a broadcast about the
-// register file: 16 vector registers without AVX-512 (2 x 6 + 3), 32 with it, one short of 4 x 7
-// + 5: the compiler keeps one accumulator in L1, which measured cheaper than a 4 x 6 tile.
-constexpr int kMaxAccumulators = kBlock >= 16 ? 28 : 12;
-constexpr int kMaxKBlocks = kBlock >= 16 ? 4 : 2;
-constexpr int kMaxTile = kBlock >= 16 ? 14 : 6;  // the widest tile, for 1 or 2 k blocks
+// register file: 16 registers give 2 x 6 + 3; 32 give 4 x 7 + 5, one over: the compiler keeps one
+// accumulator in L1, which measured cheaper than a 4 x 6 tile (AVX-512; the same rule on NEON).
+constexpr int kMaxAccumulators = kVectorRegisters == 32 ? 28 : 12;
+constexpr int kMaxKBlocks = kVectorRegisters == 32 ? 4 : 2;
+constexpr int kMaxTile = kVectorRegisters == 32 ? 14 : 6;  // the widest tile, for 1 or 2 k blocks
 // The widest tile for `k_blocks` blocks of output channels: AVX-512 1 or 2 x 14, 3 x 9, 4 x 7.
 // The more k blocks, the fewer loads per FMA (4 x 7: 4 weight vectors + 7 broadcasts per 28
 // FMAs; 2 x 14: 2 + 14), and loads are what keeps a tile from the FMA peak (convlab peak).
