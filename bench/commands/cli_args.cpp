@@ -58,7 +58,7 @@ std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backe
     const KernelInfo* k = find_kernel(id);
     if (k != nullptr && k->backend == backend) continue;
     for (const AbsentKernel& a : absent_kernels())
-      if (a.id == id) throw InputError(fmt::format("--kernel: {} is {}", id, a.why));
+      if (a.id == id) throw InputError(fmt::format("--kernel: {} is not built into this binary: {}", id, a.why));
     std::string choices;
     for (const KernelInfo& info : all_kernels())
       if (info.backend == backend) choices += (choices.empty() ? "" : ", ") + std::string(info.id);

@@ -94,8 +94,8 @@ std::span<const AbsentKernel> absent_kernels() {
 #else
   static constexpr AbsentKernel kAbsent[] = {
       {"onednn.conv", "cpu",
-       "not built: no oneDNN for this target when convlab was configured (apt-get install libdnnl-dev; "
-       "cross builds have none)"}};
+       "no oneDNN for this target when convlab was configured (apt-get install libdnnl-dev; cross builds "
+       "have none)"}};
   return kAbsent;
 #endif
 }
