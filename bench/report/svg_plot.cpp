@@ -32,7 +32,7 @@ std::string color(std::size_t i) {
 
 namespace {
 
-constexpr int kLeft = 72, kRight = 170, kTop = 34, kBottom = 48;  // plot margins; legend on the right
+constexpr int kLeft = 72, kRight = 170, kTop = 34, kBottom = 48;  // margins; kRight: the stacked bars' legend
 
 // Tick and bar labels: 12000, not 1.2e+04.
 std::string num(double v) { return std::abs(v) >= 1e4 && std::abs(v) < 1e9 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v); }
@@ -86,14 +86,14 @@ std::string open_svg(int w, int h, const std::string& title) {
       w, h, kLeft, escape(title));
 }
 
-// The frame, grid and tick labels of a plot area whose right edge is `right` pixels from the
-// image's; returns the two scales. A categorical x axis (violins) gets no ticks: its callers label
-// each category.
-std::pair<Scale, Scale> frame(std::string& s, int w, int h, int right, const Axis& ax, std::pair<double, double> xr,
-                              const Axis& ay, std::pair<double, double> yr, bool categorical = false) {
+// The frame, grid and tick labels of a line chart's plot area (its legend goes below, so the
+// right margin is narrow); returns the two scales.
+std::pair<Scale, Scale> frame(std::string& s, int w, int h, const Axis& ax, std::pair<double, double> xr, const Axis& ay,
+                              std::pair<double, double> yr) {
+  constexpr int right = 24;
   const Scale x{xr.first, xr.second, ax.log, double(kLeft), double(w - right)};
   const Scale y{yr.first, yr.second, ay.log, double(h - kBottom), double(kTop)};
-  for (double v : categorical ? std::vector<double>{} : ticks(x.lo, x.hi, x.log))
+  for (double v : ticks(x.lo, x.hi, x.log))
     s += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#e4e4e4\"/>"
                      "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\" fill=\"#333\">{4}</text>",
                      x(v), kTop, h - kBottom, h - kBottom + 15, num(v));
@@ -198,7 +198,7 @@ std::string line_chart(const LineChart& c) {
   for (const Series& se : c.series) entries.push_back({se.name, color(se.color), se.dashed});
   const int plot_height = c.height, height = plot_height + static_cast<int>(kLegendRow) * legend_rows(entries, c.width) + 6;
   std::string s = open_svg(c.width, height, c.title);
-  const auto [x, y] = frame(s, c.width, plot_height, 24, c.x, range_of(x0, x1, c.x.log, false), c.y,
+  const auto [x, y] = frame(s, c.width, plot_height, c.x, range_of(x0, x1, c.x.log, false), c.y,
                             c.step ? std::pair{0.0, 1.0} : range_of(y0, y1, c.y.log, true));
   PointLabels labels;
   for (const Series& se : c.series) {
