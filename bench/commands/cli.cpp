@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/commands/cli_args.hpp"
 #include "bench/commands/commands.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
@@ -17,6 +18,7 @@ void require_backend(Backend backend) {
 }
 
 int run_cli(int argc, char** argv) {
+  set_auto_options_from_environment();
   CLI::App app{"convlab: a laboratory for convolution kernels and inference latency.\n"
                "With no command, runs the default lab: lab-cnn on the CPU at batch 1 and 32."};
   app.require_subcommand(0, 1);

@@ -3,11 +3,14 @@
 #include <omp.h>
 
 #include <charconv>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "bench/harness/environment.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/cpu/auto_select.hpp"
 
 namespace convlab {
 
@@ -90,6 +93,39 @@ void set_threads(int threads) {
                "(oversubscribed), and every time measured will be longer than with --threads {}\n",
                threads, cpus, cpus);
   omp_set_num_threads(threads);
+}
+
+void set_auto_options_from_environment() {
+  const auto env = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value != nullptr ? value : "";
+  };
+  std::string cache = env("CONVLAB_AUTO_CACHE");
+  if (cache.empty() && !env("XDG_CACHE_HOME").empty()) cache = env("XDG_CACHE_HOME") + "/convlab/cpu-auto.tsv";
+  if (cache.empty() && !env("HOME").empty()) cache = env("HOME") + "/.cache/convlab/cpu-auto.tsv";
+  if (cache == "off") cache.clear();
+  cpu::set_auto_options({.strict_accuracy = env("CONVLAB_AUTO_STRICT") == "1",
+                         .cache_file = std::move(cache),
+                         .machine = machine_and_build()});
+}
+
+void add_auto_options(CLI::App& cmd) {
+  cmd.add_flag_callback(
+      "--auto-strict",
+      [] {
+        setenv("CONVLAB_AUTO_STRICT", "1", 1);
+        set_auto_options_from_environment();
+      },
+      "cpu.auto: leave out Winograd F(4x4) (cpu.04), whose accuracy bound is 50x looser than F(2x2)'s");
+  cmd.add_option_function<std::string>(
+         "--auto-cache",
+         [](const std::string& file) {
+           if (file.empty()) throw InputError("--auto-cache: give a file, or off");
+           setenv("CONVLAB_AUTO_CACHE", file.c_str(), 1);
+           set_auto_options_from_environment();
+         },
+         "cpu.auto: the file its choices are remembered in, or off (default: ~/.cache/convlab/cpu-auto.tsv)")
+      ->type_name("FILE|off");
 }
 
 }  // namespace convlab

@@ -27,5 +27,13 @@ void add_threads_option(CLI::App& cmd, int& threads, const std::string& help = "
 // Applies --threads: 0 leaves OpenMP's default (every core); more threads than CPUs is allowed
 // but warned about on stderr (oversubscription slows every figure).
 void set_threads(int threads);
+// cpu.auto's options on `cmd` (every command that may plan it): --auto-strict (leave out the
+// Winograd F(4x4) kernel) and --auto-cache FILE|off (where choices are remembered). Both also go
+// into the environment, so the processes convlab starts (--fresh-process) choose the same way.
+void add_auto_options(CLI::App& cmd);
+// cpu.auto's settings from the environment: $CONVLAB_AUTO_STRICT=1, and the cache file from
+// $CONVLAB_AUTO_CACHE ("off": none), else $XDG_CACHE_HOME/convlab/cpu-auto.tsv, else
+// ~/.cache/convlab/cpu-auto.tsv. Called before the command line is parsed, and by its options.
+void set_auto_options_from_environment();
 
 }  // namespace convlab

@@ -75,7 +75,8 @@ int run_conv(const ConvOptions& o) {
     }
   } catch (const Interrupted&) {  // the problem in progress is dropped; finish_measuring marks the rest
   }
-  if (const std::string summary = best_versus_onednn_summary(results); !summary.empty())
+  if (const std::string summary = best_versus_onednn_summary(results) + auto_versus_best_summary(results);
+      !summary.empty())
     fmt::print("\n{}", summary);
   return finish_measuring(o.json, o.csv, env, peak, results);
 }
@@ -94,6 +95,7 @@ Command add_conv_command(CLI::App& app) {
   conv->add_option("--warmup", o->warmup, "Untimed runs before the trials")->capture_default_str();
   conv->add_option("--trials", o->trials, "Timed runs per kernel")->capture_default_str();
   add_threads_option(*conv, o->threads);
+  add_auto_options(*conv);
   conv->add_option("--percentile", o->percentile, "linear or nearest-rank")->capture_default_str();
   conv->add_option("--seed", o->seed, "Seed of the input and weights")->capture_default_str();
   conv->add_flag("--interleave", o->interleave,

@@ -113,6 +113,7 @@ CLI::App* add_policy_options(CLI::App& app, PolicyOptions& o) {
   cmd->add_option("--warmup", o.warmup, "Untimed runs per batch, measuring now")->capture_default_str();
   cmd->add_option("--trials", o.trials, "Timed runs per batch, measuring now")->capture_default_str();
   add_threads_option(*cmd, o.threads);
+  add_auto_options(*cmd);
   cmd->add_option("--requests", o.requests, "Simulated requests per policy")->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the arrivals and service draws (and the measured input)")->capture_default_str();
   return cmd;

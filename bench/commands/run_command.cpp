@@ -66,6 +66,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--warmup", o.warmup, "Untimed runs before the trials")->capture_default_str();
   cmd.add_option("--trials", o.trials, "Timed runs per batch (every one is kept)")->capture_default_str();
   add_threads_option(cmd, o.threads);
+  add_auto_options(cmd);
   cmd.add_option("--percentile", o.percentile, "Percentile method: linear (numpy's default) or nearest-rank")
       ->capture_default_str();
   cmd.add_option("--seed", o.seed, "Seed of the deterministic weights and input")->capture_default_str();
@@ -91,6 +92,7 @@ Command add_lab_command(CLI::App& app) {
   o->trials = 60;
   o->batches = "1,32";
   add_threads_option(app, o->threads, "CPU threads for the default lab (default: all cores)");
+  add_auto_options(app);
   // Fewer for a quick look, or where time means nothing (an emulated ARM64 build in CI).
   app.add_option("--warmup", o->warmup, "Untimed runs per batch in the default lab")->capture_default_str();
   app.add_option("--trials", o->trials, "Timed runs per batch in the default lab")->capture_default_str();

@@ -48,6 +48,7 @@ CLI::App* add_sweep_options(CLI::App& app, SweepOptions& o) {
   cmd->add_option("--warmup", o.run.warmup, "Untimed runs before the trials")->capture_default_str();
   cmd->add_option("--trials", o.run.trials, "Timed runs per batch (every one is kept)")->capture_default_str();
   add_threads_option(*cmd, o.run.threads);
+  add_auto_options(*cmd);
   cmd->add_option("--seed", o.run.seed, "Seed of the weights, the input and the generated images")->capture_default_str();
   cmd->add_option("--json", o.run.json, "Write results as JSON (schema convlab/1)");
   cmd->add_option("--csv", o.run.csv, "Write results as CSV, one row per result");

@@ -40,6 +40,7 @@ CLI::App* add_validate_options(CLI::App& app, ValidateOptions& o) {
   cmd->add_option("--backend", o.backend, "cpu, cuda or metal")->capture_default_str();
   cmd->add_option("--kernel", o.kernels, "Kernel id(s), comma-separated, or all")->capture_default_str();
   add_threads_option(*cmd, o.threads);
+  add_auto_options(*cmd);
   cmd->add_option("--json", o.json, "Write the comparison as JSON");
   return cmd;
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <tuple>
 #include <new>
 #include <optional>
 
@@ -108,6 +109,7 @@ std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, 
   k->buffers = make_buffers(p, seed);
   const Buffers& b = k->buffers;
   k->planned = info.plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
+  if (std::string why = k->planned->explain(); !why.empty()) r.choices.push_back(std::move(why));
   r.effective_flops = k->planned->effective_flops();
   k->workspace = aligned_floats((k->planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
   r.model_memory = {.weights_bytes = k->planned->weight_bytes(),
@@ -265,6 +267,55 @@ std::string best_versus_onednn_summary(const std::vector<Result>& results) {
   return out;
 }
 
+std::string auto_versus_best_summary(const std::vector<Result>& results) {
+  struct Pair {
+    double automatic = 0, best = 0;
+    std::string chosen, best_kernel;
+  };
+  std::map<std::int64_t, std::map<std::string, Pair>> by_batch;  // batch -> problem -> timings
+  for (const Result& r : results) {
+    if (r.status != ResultStatus::ok) continue;
+    const KernelInfo* info = find_kernel(r.kernel);
+    Pair& pair = by_batch[r.batch][r.problem];
+    if (r.kernel == "cpu.auto") {
+      pair.automatic = r.latency.p50;
+      // Its plan's explanation starts "chose <id>, ..." (or "chose <id> (the only ...").
+      if (!r.choices.empty() && r.choices[0].rfind("chose ", 0) == 0)
+        pair.chosen = r.choices[0].substr(6, r.choices[0].find_first_of(", (", 6) - 6);
+    } else if (info != nullptr && info->backend == Backend::cpu && !info->baseline && r.kernel != "cpu.00_reference" &&
+               (pair.best == 0 || r.latency.p50 < pair.best)) {
+      pair.best = r.latency.p50;
+      pair.best_kernel = r.kernel;
+    }
+  }
+  std::string out;
+  for (const auto& [batch, problems] : by_batch) {
+    int count = 0, within = 0, same = 0;
+    double worst = 0;
+    std::string worst_text;
+    for (const auto& [problem, pair] : problems) {
+      if (pair.automatic == 0 || pair.best == 0) continue;
+      const double ratio = pair.automatic / pair.best;
+      ++count;
+      if (ratio <= 1 + kAutoWithin) {
+        ++within;
+      } else if (pair.chosen == pair.best_kernel) {
+        ++same;  // the same kernel timed twice: the difference is the machine's noise
+      } else if (ratio > worst) {
+        worst = ratio;
+        worst_text = fmt::format("{:.2f}x: chose {} where {} was faster, on {}", ratio, pair.chosen.empty() ? "?" : pair.chosen,
+                                 pair.best_kernel, problem);
+      }
+    }
+    if (count == 0) continue;
+    out += fmt::format("batch {}: cpu.auto vs the best other kernel of ours: within {:.0f}% on {} of {} problems", batch,
+                       100 * kAutoWithin, within, count);
+    if (same > 0) out += fmt::format(", ran that very kernel on {} more (timing noise)", same);
+    out += worst_text.empty() ? "\n" : fmt::format("; worst {}\n", worst_text);
+  }
+  return out;
+}
+
 std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const std::vector<Result>& results) {
   const std::string descriptor = to_string(np.problem.with_batch(batch));
   std::string out = fmt::format("\n{}{}\n", descriptor, np.role.empty() ? "" : "  (" + np.role + ")");
@@ -285,6 +336,9 @@ std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const s
                        r.latency.p50, r.latency.p95, layout, r.gflops(), r.percent_of_peak(), ratio, r.accuracy->max_abs,
                        r.accuracy->normalised, r.accuracy->sampled ? "sampled-check," : "", fmt::join(r.flags(), ","));
   }
+  for (const Result& r : results)  // what the choosing kernels chose; the timings behind it are in the JSON
+    if (r.problem == descriptor && r.status == ResultStatus::ok && !r.choices.empty())
+      out += fmt::format("  {}: {}\n", r.kernel, r.choices[0].substr(0, r.choices[0].find(" (medians")));
   return out;
 }
 

@@ -42,6 +42,12 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
 // Per batch size: the geometric mean over problems of (onednn.conv p50 / best of ours p50),
 // ours being every kernel that is neither a baseline nor the oracle. Empty without oneDNN.
 std::string best_versus_onednn_summary(const std::vector<Result>& results);
+// cpu.auto's promise: its time within 5% of the best other kernel of ours on the same problem,
+// measured in the same run (interleaved, to be fair). Per batch: on how many problems it held,
+// on how many more it ran the best kernel itself (two timings of one kernel differ by noise
+// alone), and the worst of the others. Empty when cpu.auto or no other kernel of ours ran.
+inline constexpr double kAutoWithin = 0.05;
+std::string auto_versus_best_summary(const std::vector<Result>& results);
 
 std::string conv_table_block(const NamedProblem& problem, std::int64_t batch, const std::vector<Result>& results);
 

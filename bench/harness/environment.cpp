@@ -9,6 +9,7 @@
 
 #include <Eigen/Core>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <xsimd/config/xsimd_config.hpp>
@@ -124,6 +125,14 @@ double other_busy_cores_now(int logical_cpus) {
   const auto [total1, idle1] = cpu_jiffies();
   if (total1 <= total0) return -1;
   return (1.0 - (idle1 - idle0) / (total1 - total0)) * logical_cpus;
+}
+
+std::string machine_and_build() {
+  std::error_code ec;  // the binary's time: a rebuild from the same (or a dirty) commit is another build
+  const auto built = std::filesystem::last_write_time("/proc/self/exe", ec);
+  return fmt::format("{}; {}; {} CPUs; convlab {}{} built {}", cpu_model_name(), machine_isa(),
+                     std::thread::hardware_concurrency(), build::git_commit, build::git_dirty ? "+dirty" : "",
+                     ec ? 0 : built.time_since_epoch().count());
 }
 
 Environment collect_environment() {

@@ -35,6 +35,9 @@ struct Environment {
 };
 
 Environment collect_environment();
+// One line naming this CPU (model, ISA, logical CPUs) and this build (commit, binary time): the
+// key under which measured choices (cpu.auto's) may be reused.
+std::string machine_and_build();
 // Cores kept busy by other processes now, sampled over 100 ms while this thread sleeps; -1 when
 // /proc/stat cannot tell. Over 0.25 the machine counts as busy (Environment::busy).
 double other_busy_cores_now(int logical_cpus);

@@ -1,0 +1,138 @@
+// cpu.auto: which kernels it considers, what --explain says about its measurement, and the file
+// that remembers its choices. Its timing is never asserted here (a benchmark's job: `convlab conv
+// --kernel all --interleave` prints cpu.auto against the best kernel).
+#include <doctest/doctest.h>
+
+#include <omp.h>
+
+#include <fstream>
+#include <string>
+
+#include "bench/harness/conv_bench.hpp"
+#include "cli_test_util.hpp"
+#include "conv_test_util.hpp"
+#include "kernels/common/kernel.hpp"
+#include "kernels/cpu/auto_select.hpp"
+
+using namespace convlab;
+
+namespace {
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// Plans cpu.auto on `p` with `options`, and puts the default (no cache) back afterwards.
+std::unique_ptr<PlannedConv> plan_auto(const ConvProblem& p, const cpu::AutoOptions& options) {
+  cpu::set_auto_options(options);
+  const auto w = test::random_values(p.weight_elems(), 3);
+  auto planned = find_kernel("cpu.auto")->plan(p, ConvWeights{w, {}}, Epilogue{});
+  cpu::set_auto_options({});
+  return planned;
+}
+
+}  // namespace
+
+TEST_CASE("cpu.auto: considers every kernel of ours by default, and leaves Winograd F(4x4) out when strict") {
+  const ConvProblem p = parse_problem("mb1ic16ih12oc16oh12kh3ph1");  // cpu.01-04 all support it
+  const std::string all = plan_auto(p, {})->explain();
+  CAPTURE(all);
+  for (const char* id : {"cpu.01_im2col_eigen", "cpu.02_direct_xsimd", "cpu.03_winograd_f2x3", "cpu.04_winograd_f4x3"})
+    CHECK(has(all, id));
+  // The margin, the medians and each kernel's accuracy: bound and measured difference.
+  CHECK(has(all, "% ahead of "));
+  CHECK(has(all, "interleaved rounds"));
+  CHECK(has(all, " ms"));
+  CHECK(has(all, "cpu.04_winograd_f4x3 "));
+  CHECK(has(all, "error bound 436x FP32's, difference "));
+  CHECK(has(all, "outputs' normalised difference from cpu.01_im2col_eigen's"));
+
+  const auto strict = plan_auto(p, {.strict_accuracy = true});
+  CAPTURE(strict->explain());
+  CHECK_FALSE(has(strict->explain(), "cpu.04_winograd_f4x3"));
+  CHECK(has(strict->explain(), "strict accuracy"));
+  CHECK(strict->chosen_kernel() != "cpu.04_winograd_f4x3");
+}
+
+TEST_CASE("cpu.auto: a choice is remembered per machine, threads, accuracy mode and problem, and reused") {
+  const test::fs::path file = test::scratch() / "auto-cache" / "cpu-auto.tsv";  // the folder is created
+  test::fs::remove_all(file.parent_path());
+  const cpu::AutoOptions options{.cache_file = file.string(), .machine = "test machine"};
+  const ConvProblem p = parse_problem("mb2ic8ih10oc16oh10kh3ph1");
+
+  const auto first = plan_auto(p, options);
+  CHECK_FALSE(has(first->explain(), "remembered"));
+  const std::string text = test::slurp(file);
+  CHECK(text.rfind("# convlab", 0) == 0);
+  CHECK(has(text, "test machine\t" + std::to_string(omp_get_max_threads()) + "\tdefault\tmb2ic8ih10oc16oh10kh3ph1\t"));
+
+  const auto second = plan_auto(p, options);
+  CHECK(second->chosen_kernel() == first->chosen_kernel());
+  CHECK(has(second->explain(), "(remembered in " + file.string() + ")"));
+  CHECK(test::lines(test::slurp(file)) == test::lines(text));  // nothing measured, nothing added
+
+  // Another machine (or build), accuracy mode or problem measures again.
+  CHECK_FALSE(has(plan_auto(p, {.cache_file = file.string(), .machine = "another"})->explain(), "remembered"));
+  CHECK_FALSE(has(plan_auto(p, {.strict_accuracy = true, .cache_file = file.string(), .machine = "test machine"})
+                      ->explain(),
+                  "remembered"));
+  CHECK_FALSE(has(plan_auto(p.with_batch(3), options)->explain(), "remembered"));
+
+  // A line naming a kernel that cannot run the problem, or one cut short, is not trusted: the last
+  // line of a key decides, and a measurement replaces it.
+  test::fs::remove(file);
+  {
+    std::ofstream broken(file);
+    broken << "test machine\t" << omp_get_max_threads() << "\tdefault\tmb2ic8ih10oc16oh10kh3ph1\tnone\tcpu.05_depthwise_xsimd\tx\n";
+    broken << "test machine\t" << omp_get_max_threads() << "\tdefault\tmb2ic8ih10oc16oh10kh3ph1\tno\n";
+  }
+  const auto remeasured = plan_auto(p, options);
+  CHECK_FALSE(has(remeasured->explain(), "remembered"));
+  CHECK(has(plan_auto(p, options)->explain(), "remembered"));
+}
+
+TEST_CASE("cpu.auto: a cache that cannot be written costs a warning, not the run") {
+  // A regular file where the cache's folder should be: the folder cannot be created.
+  const test::fs::path blocker = test::scratch() / "not-a-folder";
+  std::ofstream(blocker) << "x";
+  const ConvProblem p = parse_problem("mb1ic8ih8oc8oh8kh3ph1");
+  const auto planned = plan_auto(p, {.cache_file = (blocker / "cpu-auto.tsv").string(), .machine = "m"});
+  CHECK_FALSE(planned->chosen_kernel().empty());
+}
+
+TEST_CASE("cpu.auto: the command line remembers choices in --auto-cache, and --auto-strict leaves F(4x4) out") {
+  const test::fs::path file = test::scratch() / "cli-auto-cache.tsv";
+  test::fs::remove(file);
+  const std::string run = "run --model lab-cnn --kernel cpu.auto --batch 1 --trials 2 --warmup 1 --explain --auto-cache " +
+                          file.string();
+  const test::Outcome first = test::run_convlab(run);
+  REQUIRE_MESSAGE(first.code == 0, first.err);
+  CHECK_FALSE(has(first.out, "remembered in"));
+  const test::Outcome second = test::run_convlab(run);
+  REQUIRE_MESSAGE(second.code == 0, second.err);
+  CHECK(has(second.out, "remembered in " + file.string()));
+
+  const test::Outcome strict = test::run_convlab(run + " --auto-strict");
+  REQUIRE_MESSAGE(strict.code == 0, strict.err);
+  CHECK_FALSE(has(strict.out, "remembered in"));  // another accuracy mode: measured
+  CHECK_FALSE(has(strict.out, "cpu.04_winograd_f4x3"));
+  test::check_usage_error("run --model lab-cnn --auto-cache ''", "--auto-cache: give a file, or off");
+}
+
+TEST_CASE("cpu.auto against the best other kernel: within 5% or not, per batch, with the worst named") {
+  auto result = [](const char* problem, const char* kernel, std::int64_t batch, double p50, const char* chose = "") {
+    Result r{.problem = problem, .kernel = kernel, .batch = batch};
+    r.latency.p50 = p50;
+    if (*chose != 0) r.choices = {chose};
+    return r;
+  };
+  // a: 1.02x the best (within); b: 1.2x the best, cpu.04, having chosen cpu.02 (a wrong choice);
+  // c: 1.3x, but it ran cpu.06 itself (noise). The oracle and baselines never count as the best.
+  const std::string summary = auto_versus_best_summary(
+      {result("a", "cpu.auto", 1, 1.02, "chose cpu.02_direct_xsimd, 3% ahead"), result("a", "cpu.02_direct_xsimd", 1, 1.0),
+       result("a", "cpu.00_reference", 1, 0.1), result("b", "cpu.auto", 1, 1.2, "chose cpu.02_direct_xsimd, 1% ahead"),
+       result("b", "cpu.04_winograd_f4x3", 1, 1.0), result("b", "onednn.conv", 1, 0.5),
+       result("c", "cpu.auto", 1, 1.3, "chose cpu.06_pointwise_xsimd (the only candidate)"),
+       result("c", "cpu.06_pointwise_xsimd", 1, 1.0), result("a", "cpu.02_direct_xsimd", 32, 1.0)});
+  CHECK(summary ==
+        "batch 1: cpu.auto vs the best other kernel of ours: within 5% on 1 of 3 problems, ran that very kernel on 1 "
+        "more (timing noise); worst 1.20x: chose cpu.02_direct_xsimd where cpu.04_winograd_f4x3 was faster, on b\n");
+}
