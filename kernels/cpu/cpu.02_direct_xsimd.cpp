@@ -9,11 +9,12 @@
 // Why faster: independent accumulators cover the FMA latency and loads stay below one per FMA:
 // AVX-512 and NEON (32 registers) up to 4 x 7 tiles, 4 weight vectors + 7 broadcasts per 28 FMAs;
 // AVX2 (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures each tile's ceiling.
+// Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows of the output plane.
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
 // Measured: 111 GFLOP/s, 58% of the FMA peak, 0.78x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3
 //   VM, AVX2: its 2 x 6 tile's ceiling is 79%); 266 GFLOP/s, ~75% of a quiet peak, 1.1x oneDNN on the
-//   2-core Ice Lake VM (AVX-512, 4 x 7 tile).
+//   2-core Ice Lake VM (AVX-512, 4 x 7 tile). Plane tiles on 8 x 8 layers: 0.6-0.7x -> 0.84-0.99x oneDNN.
 // More (the experiments kept and dropped): docs/kernel-notes.md#cpu02_direct_xsimd
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>
@@ -52,6 +53,35 @@ constexpr auto conv_tiles() {
 }
 constexpr std::array kTiles = {conv_tiles<false>(), conv_tiles<true>()};
 
+// A tile of kTile pixels anywhere in the output plane (several rows), pixel x's taps at
+// in + offsets[x]; its outputs are consecutive in the NCHW plane, so the epilogue is conv_tile's.
+template <int kTile, int kKBlocks>
+void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* w, const float* bias,
+                     const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
+                     std::int64_t k_valid) {
+  std::int64_t off[kTile];
+  std::copy_n(offsets, kTile, off);
+  Vec acc[kKBlocks][kTile];
+  accumulate_at<kTile, kKBlocks>(acc, in, w, g, [&off](int x) { return off[x]; });
+  for (int kb = 0; kb < kKBlocks; ++kb)
+    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
+                    out_channel_stride, k_valid - kb * kBlock);
+}
+constexpr auto kPlaneTiles = tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB>; });
+
+// Whether rows are too short for full tiles: split into tiles of at most the widest width, a row
+// then averages under 3/4 of it (8 pixels: two tiles of 4 where 6 or 7 fit). The tiles then run
+// over the whole output plane instead, several rows to a tile: measured on 8 x 8 layers in
+// bench/RESULTS.md ("whole-plane tiles").
+bool rows_too_short(const ConvProblem& p) {
+  const std::int64_t widest = max_tile_width(kMaxKBlocks);
+  const EvenSplit tiles(p.out_w(), widest);
+  return 4 * p.out_w() < 3 * widest * tiles.parts;
+}
+// Pixels per item of the whole-plane schedule: a few tiles, so that small planes still give the
+// threads several items per image.
+constexpr std::int64_t kPlaneChunk = 4 * max_tile_width(kMaxKBlocks);
+
 class DirectXsimdConv final : public PlannedConv {
  public:
   DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
@@ -64,6 +94,8 @@ class DirectXsimdConv final : public PlannedConv {
         k_blocks_((p.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, kMaxKBlocks),
         prefetch_output_(prefetch_output_pays(p)),
+        plane_(rows_too_short(p)),
+        chunks_(p.out_h() * p.out_w(), kPlaneChunk),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
@@ -75,10 +107,13 @@ class DirectXsimdConv final : public PlannedConv {
   void run(const float* input, float* output, void* workspace) const override {
     float* copies = aligned_workspace(workspace);
     // An item is one output row for one group of output-channel blocks (collapse(y, group) order).
+    // Or, with rows too short for full tiles, one chunk of the output plane.
     const std::int64_t groups = k_groups_.parts;
-    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, p_.out_h() * groups,
+    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_,
+                           (plane_ ? chunks_.parts : p_.out_h()) * groups,
                            [&](std::int64_t n, const float* copy, std::int64_t item, int) {
-                             convolve_row(copy, output, n, item / groups, item % groups);
+                             if (plane_) convolve_chunk(copy, output, n, item / groups, item % groups);
+                             else convolve_row(copy, output, n, item / groups, item % groups);
                            });
   }
 
@@ -110,6 +145,27 @@ class DirectXsimdConv final : public PlannedConv {
         max_tile_width(kbs));
   }
 
+  // Pixels [begin, begin + size) of chunk `chunk` of image n's output plane, read as one long row.
+  void convolve_chunk(const float* blocked, float* output, std::int64_t n, std::int64_t chunk, std::int64_t group) const {
+    const std::int64_t ow = p_.out_w(), plane = p_.out_h() * ow;
+    const std::int64_t kb0 = k_groups_.begin(group), first = chunks_.begin(chunk);
+    const int kbs = k_groups_.size(group);
+    const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
+    float* out = output + (n * p_.k + kb0 * kBlock) * plane + first;
+    for_each_tile(
+        chunks_.size(chunk),
+        [&](std::int64_t x0, int width) {
+          std::int64_t offsets[kMaxTile];
+          for (int x = 0; x < width; ++x) {
+            const std::int64_t pixel = first + x0 + x;
+            offsets[x] = pixel / ow * p_.stride_h * image_.row_stride() + pixel % ow * geometry_.in_pixel;
+          }
+          kPlaneTiles[kbs - 1][width - 1](blocked, offsets, w, bias_.get() + kb0 * kBlock, geometry_,
+                                          epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
+        },
+        max_tile_width(kbs));
+  }
+
   ConvProblem p_;
   Epilogue epilogue_;
   int threads_;
@@ -120,6 +176,8 @@ class DirectXsimdConv final : public PlannedConv {
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks
   bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
+  bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
+  EvenSplit chunks_;
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
 };
 

@@ -76,11 +76,13 @@ inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage
 }
 
 // acc[kb][x] = sum over c, r, s of in(x; c, r, s) * w[kb](c, r, s), weights packed as
-// [K/block][C][R][S][block]. Summed in the fixed order c, r, s. kUnitStride makes the pixel step
-// (one block) a compile-time constant, so the broadcasts use immediate address offsets.
-template <int kTile, int kKBlocks, bool kUnitStride>
-inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g) {
-  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+// [K/block][C][R][S][block], pixel x's taps starting at in + offset(x) (floats). Summed in the
+// fixed order c, r, s. The offsets are loop-invariant: compile-time constants (unit stride: the
+// broadcasts use immediate address offsets), a multiple of a stride, or a table whose entries
+// stay in registers (pixels from several output rows, cpu.02's whole-plane tiles).
+template <int kTile, int kKBlocks, class PixelOffset>
+inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
+                          PixelOffset offset) {
   for (auto& row : acc)
     for (Vec& a : row) a = Vec(0.0f);
   for (std::int64_t c = 0; c < g.channels; ++c) {
@@ -91,12 +93,19 @@ inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float
         Vec wv[kKBlocks];
         for (int kb = 0; kb < kKBlocks; ++kb) wv[kb] = Vec::load_aligned(w + kb * g.w_block_stride);
         for (int x = 0; x < kTile; ++x) {
-          const Vec v(ip[x * pixel]);
+          const Vec v(ip[offset(x)]);
           for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
         }
       }
     }
   }
+}
+
+// accumulate_at for kTile neighbouring pixels of one output row, g.in_pixel apart.
+template <int kTile, int kKBlocks, bool kUnitStride>
+inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g) {
+  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+  accumulate_at<kTile, kKBlocks>(acc, in, w, g, [pixel](int x) { return x * pixel; });
 }
 
 // Every (width, k blocks) instantiation of a tile function, indexed [k blocks - 1][width - 1]
