@@ -25,6 +25,15 @@ void transpose_pixels(const float* in, std::int64_t plane, float* out, std::int6
   for (int i = 0; i < pixels; ++i) _mm512_store_ps(out + i * 16, r[i]);
 }
 #endif
+#if defined(__AVX2__) && !defined(__AVX512F__)
+// The same for 8 channels x 8 pixels with AVX2 (full 8-pixel pieces of a row; the tail gathers).
+void transpose_8_pixels(const float* in, std::int64_t plane, float* out) {
+  __m256 r[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * plane);
+  transpose_8x8(r);
+  for (int i = 0; i < 8; ++i) _mm256_store_ps(out + i * 8, r[i]);
+}
+#endif
 }  // namespace
 
 std::unique_ptr<float[], detail::AlignedFree> pack_blocked_weights(std::span<const float> weight, std::int64_t outs,
@@ -63,6 +72,10 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
     if (blk == 16)
       for (; x < image.width; x += 16)
         transpose_pixels(in + x, plane, interior + x * blk, std::min<std::int64_t>(16, image.width - x));
+#endif
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    if (blk == 8)
+      for (; x + 8 <= image.width; x += 8) transpose_8_pixels(in + x, plane, interior + x * blk);
 #endif
     if (x == image.width) return;  // all transposed: no gather
     alignas(64) std::int32_t offsets[Vec::size];

@@ -12,7 +12,7 @@
 #include <span>
 
 #include <omp.h>
-#if defined(__AVX512F__)
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -64,6 +64,30 @@ inline void transpose_16x16(__m512 (&r)[16]) {
     r[i] = shuffle_lanes<0x88>(t[i], t[i + 8]);
     r[i + 8] = shuffle_lanes<0xdd>(t[i], t[i + 8]);
   }
+}
+#endif
+
+#if defined(__AVX2__)
+// Transposes 8 x 8 floats in registers (r[i] lane j <-> r[j] lane i): 24 shuffles. The AVX2
+// counterpart of transpose_16x16, for 8-float blocks: Zen 3's 8-lane gathers and the scalar
+// copies through L1 it replaces cost several times more (bench/RESULTS.md, "AVX2 transposes").
+inline void transpose_8x8(__m256 (&r)[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {  // interleave pairs of rows: 1-float granules
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {  // 2-float granules
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {  // 128-bit halves
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
 }
 #endif
 

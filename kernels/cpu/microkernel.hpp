@@ -167,11 +167,37 @@ inline Vec activate_vec(Activation a, Vec v) {
   return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
 }
 
+#if defined(__AVX2__)
+// Stores the first kCount floats of v: whole 4- and 2-float pieces, no masked store (AMD's is
+// microcoded and slow), nothing past out[kCount - 1].
+template <int kCount>
+inline void store_first(float* out, __m256 v) {
+  if constexpr (kCount == 8) {
+    _mm256_storeu_ps(out, v);
+  } else {
+    __m128 part = _mm256_castps256_ps128(v);
+    if constexpr (kCount >= 4) {
+      _mm_storeu_ps(out, part);
+      part = _mm256_extractf128_ps(v, 1);
+      out += 4;
+    }
+    constexpr int kRest = kCount % 4;
+    if constexpr (kRest >= 2) {
+      _mm_storel_pi(reinterpret_cast<__m64*>(out), part);
+      part = _mm_movehl_ps(part, part);
+      out += 2;
+    }
+    if constexpr (kRest % 2 == 1) _mm_store_ss(out, part);
+  }
+}
+#endif
+
 // A tile's epilogue for one block of `block` channels x kTile pixels of one output row: bias and
 // activation on the vectors, then into NCHW through a transpose (no blocked output buffer, no
-// second pass). With AVX-512 in registers, one masked store per channel; otherwise through L1,
-// one scalar copy per output. `channels`: how many of the block's channels are real (the rest,
-// zero-weight padding, are computed but never stored).
+// second pass). With AVX-512 in registers, one masked store per channel; with AVX2 likewise (8 x 8,
+// a store or two per channel); otherwise through L1, one scalar copy per output. `channels`: how
+// many of the block's channels are real (the rest, zero-weight padding, are computed but never
+// stored).
 template <int kTile>
 inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, float* out,
                             std::int64_t channel_stride, std::int64_t channels) {
@@ -184,6 +210,16 @@ inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, f
     transpose_16x16(r);
     for (std::int64_t c = 0; c < channels; ++c)
       _mm512_mask_storeu_ps(out + c * channel_stride, static_cast<__mmask16>((1u << kTile) - 1), r[c]);
+    return;
+  }
+#endif
+#if defined(__AVX2__) && !defined(__AVX512F__)
+  if constexpr (kBlock == 8) {  // the same in 8 x 8 with AVX2: one or two stores per channel
+    __m256 r[8];
+    for (int x = 0; x < kTile; ++x) r[x] = activate_vec(act, acc[x] + bias);
+    for (int x = kTile; x < 8; ++x) r[x] = _mm256_setzero_ps();
+    transpose_8x8(r);
+    for (std::int64_t c = 0; c < channels; ++c) store_first<kTile>(out + c * channel_stride, r[c]);
     return;
   }
 #endif
