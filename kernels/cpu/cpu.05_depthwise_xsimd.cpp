@@ -3,7 +3,8 @@
 // What changes against cpu.02_direct_xsimd: a depthwise tap reads only its own channel, so there
 // is no broadcast and no reduction over channels: a vector holds `block` channels of one pixel
 // (NCHWc, as cpu.02) and per tap one weight vector is FMA'd with the input vector of each of the
-// tile's pixels (a row, or short rows stacked; up to 16 with AVX-512 or NEON, 6 with AVX2).
+// tile's pixels (part of a row, or of the whole plane when rows are short; up to 16 pixels with
+// AVX-512 or NEON, 6 with AVX2).
 // Packing, the padded reorder and the NCHW epilogue are cpu.02's (layout.hpp, microkernel.hpp).
 // Why faster (than vectors along the output width): every lane does useful work whatever the
 // map's size, no scalar border path, no gathers for strides; independent FMA chains cover the
@@ -13,7 +14,8 @@
 // transposed stores touch every value once more. Expect a small fraction of the FMA peak.
 // Measured: 26 GFLOP/s, 13% of the FMA peak, 1.22x oneDNN on g64mb32ic64ih56oc64oh56kh3ph1, its input
 //   reorder 0.9 ms of 4.5 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 1.15-1.9x oneDNN
-//   on mobilenet-tiny's depthwise layers at batch 32, 1.5-2.0x at batch 1 (Ice Lake VM).
+//   on mobilenet-tiny's depthwise layers at batch 32, 1.5-2.0x at batch 1 (Ice Lake VM). Whole-plane
+//   tiles on 8 x 8 maps (AVX2): g128mb32ic128ih8 0.49-0.52x -> 0.68-0.71x oneDNN.
 // More (tile widths, output prefetch, the history): docs/kernel-notes.md#cpu05_depthwise_xsimd
 // Run: build/convlab conv --problem g64mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv --interleave
 #include <algorithm>
@@ -34,53 +36,64 @@ namespace convlab::cpu {
 
 namespace {
 
-// kRows x kCols output pixels (kCols of each of kRows consecutive rows, in_row_step floats apart
-// in the input) for one block of channels: one accumulator vector per pixel; per tap, one weight
-// vector shared by the tile's FMAs, each with its own pixel's input vector (an aligned load: no
-// broadcast, no gather, whatever the stride). Summed in the order (i, j), bias added last.
-// Several rows only when kCols is a whole output row, so the tile's outputs are contiguous in each
-// NCHW channel plane. g.channels is unused: a depthwise tap reads only its own channel.
-template <int kCols, int kRows, bool kUnitStride>
-void depthwise_tile(const float* in, std::int64_t in_row_step, const float* w, const float* bias,
-                    const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
-                    std::int64_t c_valid) {
-  constexpr int kTile = kCols * kRows;
-  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+// kTile output pixels for one block of channels, pixel x's taps starting at in + offset(x): one
+// accumulator vector per pixel; per tap, one weight vector shared by the tile's FMAs, each with
+// its own pixel's input vector (an aligned load: no broadcast, no gather, whatever the stride).
+// Summed in the order (i, j), bias added last. The pixels are consecutive in each NCHW channel
+// plane: part of a row, or (whole-plane tiles) running on into the next rows. g.channels is
+// unused: a depthwise tap reads only its own channel.
+template <int kTile, class PixelOffset>
+void depthwise_tile(const float* in, PixelOffset offset, const float* w, const float* bias, const TileGeometry& g,
+                    Activation act, float* out, std::int64_t out_channel_stride, std::int64_t c_valid) {
   Vec acc[kTile];
   for (Vec& a : acc) a = Vec(0.0f);
   for (std::int64_t i = 0; i < g.r; ++i)
     for (std::int64_t j = 0; j < g.s; ++j, w += kBlock) {
       const float* ip = in + i * g.in_tap_row + j * g.in_tap_col;
       const Vec wv = Vec::load_aligned(w);
-      for (int x = 0; x < kTile; ++x)
-        acc[x] = xsimd::fma(Vec::load_aligned(ip + (x / kCols) * in_row_step + (x % kCols) * pixel), wv, acc[x]);
+      for (int x = 0; x < kTile; ++x) acc[x] = xsimd::fma(Vec::load_aligned(ip + offset(x)), wv, acc[x]);
     }
   store_tile_nchw(acc, Vec::load_aligned(bias), act, out, out_channel_stride, c_valid);
+}
+
+// Part of one output row, pixels g.in_pixel apart (a compile-time block at unit stride).
+template <int kTile, bool kUnitStride>
+void row_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act, float* out,
+              std::int64_t out_channel_stride, std::int64_t c_valid) {
+  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+  depthwise_tile<kTile>(in, [pixel](int x) { return x * pixel; }, w, bias, g, act, out, out_channel_stride, c_valid);
+}
+
+// Pixels anywhere in the plane, their offsets from a table the compiler keeps in registers.
+template <int kTile>
+void plane_tile(const float* in, const std::int64_t* offsets, const float* w, const float* bias,
+                const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
+                std::int64_t c_valid) {
+  std::int64_t off[kTile];
+  std::copy_n(offsets, kTile, off);
+  depthwise_tile<kTile>(in, [&off](int x) { return off[x]; }, w, bias, g, act, out, out_channel_stride, c_valid);
 }
 
 // Up to 16 pixels with 32 registers (AVX-512, NEON): 16 accumulators + a weight vector fit, and a
 // 16-pixel row (16x16 maps) is then one tile, so one register transpose in the epilogue, not two
 // half-empty ones (the shuffles weigh: a depthwise tile has only R*S FMAs per output vector).
-// Rows of at most half that (8x8 maps) are stacked kMaxDepthwiseTile / width to a tile, for the
-// same reason.
 constexpr int kMaxDepthwiseTile = kVectorRegisters == 32 ? 16 : kMaxTile;
-constexpr int kMaxStackedWidth = kMaxDepthwiseTile / 2;
-using TileFn = void (*)(const float*, std::int64_t, const float*, const float*, const TileGeometry&, Activation,
-                        float*, std::int64_t, std::int64_t);
-
-// kTiles[unit stride][width - 1]: one row. kStackedTiles[unit stride][width - 1]: whole rows of
-// `width` pixels, as many as fit.
-template <bool kUnitStride, int kCount, bool kStacked>
-constexpr auto depthwise_tiles() {
-  return []<std::size_t... kW>(std::index_sequence<kW...>) {
-    return std::array<TileFn, kCount>{
-        &depthwise_tile<kW + 1, kStacked ? kMaxDepthwiseTile / (kW + 1) : 1, kUnitStride>...};
-  }(std::make_index_sequence<kCount>());
+// Rows too short for full tiles (8x8 maps: two tiles of 4 with AVX2) take whole-plane tiles, as
+// cpu.02 does (its rows_too_short), in items of a few tiles.
+bool rows_too_short(const ConvProblem& p) {
+  return 4 * p.out_w() < 3 * kMaxDepthwiseTile * EvenSplit(p.out_w(), kMaxDepthwiseTile).parts;
 }
-constexpr std::array kTiles = {depthwise_tiles<false, kMaxDepthwiseTile, false>(),
-                               depthwise_tiles<true, kMaxDepthwiseTile, false>()};
-constexpr std::array kStackedTiles = {depthwise_tiles<false, kMaxStackedWidth, true>(),
-                                      depthwise_tiles<true, kMaxStackedWidth, true>()};
+constexpr std::int64_t kPlaneChunk = 4 * kMaxDepthwiseTile;
+
+template <class Fn, std::size_t... kW>
+constexpr auto tiles_by_width(Fn make, std::index_sequence<kW...>) {
+  return std::array{make.template operator()<static_cast<int>(kW) + 1>()...};
+}
+constexpr auto kWidths = std::make_index_sequence<kMaxDepthwiseTile>();
+// kRowTiles[unit stride][width - 1], kPlaneTiles[width - 1].
+constexpr std::array kRowTiles = {tiles_by_width([]<int kW>() { return &row_tile<kW, false>; }, kWidths),
+                                  tiles_by_width([]<int kW>() { return &row_tile<kW, true>; }, kWidths)};
+constexpr auto kPlaneTiles = tiles_by_width([]<int kW>() { return &plane_tile<kW>; }, kWidths);
 
 class DepthwiseConv final : public PlannedConv {
  public:
@@ -92,7 +105,8 @@ class DepthwiseConv final : public PlannedConv {
         image_(padded_input_image(p, kBlock)),
         geometry_(tile_geometry(p, image_, 1, p.r * p.s * kBlock)),
         c_blocks_(image_.channel_blocks()),
-        rows_per_item_(p.out_w() <= kMaxStackedWidth ? kMaxDepthwiseTile / p.out_w() : 1),
+        plane_(rows_too_short(p)),
+        chunks_(p.out_h() * p.out_w(), kPlaneChunk),
         prefetch_output_(prefetch_output_pays(p)),
         weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.c, kBlock)) {}
@@ -103,12 +117,13 @@ class DepthwiseConv final : public PlannedConv {
   }
 
   void run(const float* input, float* output, void* workspace) const override {
-    // An item is rows_per_item_ output rows of one channel block, rows outermost: at batch 1 a
-    // thread then convolves the rows it reordered.
-    const std::int64_t row_groups = (p_.out_h() + rows_per_item_ - 1) / rows_per_item_;
+    // An item is one output row (or one chunk of the plane) of one channel block, rows outermost:
+    // at batch 1 a thread then convolves the rows it reordered.
     for_each_blocked_image(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_,
-                           row_groups * c_blocks_, [&](std::int64_t n, const float* copy, std::int64_t item, int) {
-                             convolve_rows(copy, output, n, item / c_blocks_ * rows_per_item_, item % c_blocks_);
+                           (plane_ ? chunks_.parts : p_.out_h()) * c_blocks_,
+                           [&](std::int64_t n, const float* copy, std::int64_t item, int) {
+                             if (plane_) convolve_chunk(copy, output, n, item / c_blocks_, item % c_blocks_);
+                             else convolve_row(copy, output, n, item / c_blocks_, item % c_blocks_);
                            });
   }
 
@@ -119,28 +134,35 @@ class DepthwiseConv final : public PlannedConv {
   }
 
  private:
-  // Output rows [y0, y0 + rows_per_item_) of channel block cb: one stacked tile when they are all
-  // there, else row by row.
-  void convolve_rows(const float* blocked, float* output, std::int64_t n, std::int64_t y0, std::int64_t cb) const {
-    const std::int64_t oh = p_.out_h(), ow = p_.out_w(), row_step = p_.stride_h * image_.row_stride();
-    const float* in = blocked + cb * geometry_.in_block_stride + y0 * row_step;
-    const float* w = weight_.get() + cb * geometry_.w_block_stride;
-    const float* bias = bias_.get() + cb * kBlock;
-    float* out = output + ((n * p_.c + cb * kBlock) * oh + y0) * ow;
-    const int unit = p_.stride_w == 1 ? 1 : 0;
-    if (prefetch_output_)  // the next item's rows of these channels, as cpu.02 does one row ahead
-      for (std::int64_t y = y0 + rows_per_item_; y < std::min(oh, y0 + 2 * rows_per_item_); ++y)
-        prefetch_output_row(out + (y - y0) * ow, std::min(kBlock, p_.c - cb * kBlock), oh * ow, ow);
-    if (rows_per_item_ > 1 && y0 + rows_per_item_ <= oh) {
-      kStackedTiles[unit][ow - 1](in, row_step, w, bias, geometry_, epilogue_.activation, out, oh * ow,
-                                  p_.c - cb * kBlock);
-      return;
-    }
-    for (std::int64_t y = y0; y < std::min(oh, y0 + rows_per_item_); ++y, in += row_step, out += ow)
-      for_each_tile(ow, [&](std::int64_t x0, int width) {
-        kTiles[unit][width - 1](in + x0 * geometry_.in_pixel, row_step, w, bias, geometry_, epilogue_.activation,
-                                out + x0, oh * ow, p_.c - cb * kBlock);
-      }, kMaxDepthwiseTile);
+  // Output row y of channel block cb.
+  void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t cb) const {
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w();
+    const float* in = blocked + cb * geometry_.in_block_stride + y * p_.stride_h * image_.row_stride();
+    float* out = output + ((n * p_.c + cb * kBlock) * oh + y) * ow;
+    if (prefetch_output_ && y + 1 < oh)  // the next row of these channels, as cpu.02 does
+      prefetch_output_row(out + ow, std::min(kBlock, p_.c - cb * kBlock), oh * ow, ow);
+    const auto& tiles = kRowTiles[p_.stride_w == 1 ? 1 : 0];
+    for_each_tile(ow, [&](std::int64_t x0, int width) {
+      tiles[width - 1](in + x0 * geometry_.in_pixel, weight_.get() + cb * geometry_.w_block_stride,
+                       bias_.get() + cb * kBlock, geometry_, epilogue_.activation, out + x0, oh * ow,
+                       p_.c - cb * kBlock);
+    }, kMaxDepthwiseTile);
+  }
+
+  // Chunk `chunk` of the output plane of channel block cb, read as one long row.
+  void convolve_chunk(const float* blocked, float* output, std::int64_t n, std::int64_t chunk, std::int64_t cb) const {
+    const std::int64_t ow = p_.out_w(), plane = p_.out_h() * ow, first = chunks_.begin(chunk);
+    const float* in = blocked + cb * geometry_.in_block_stride;
+    float* out = output + (n * p_.c + cb * kBlock) * plane + first;
+    for_each_tile(chunks_.size(chunk), [&](std::int64_t x0, int width) {
+      std::int64_t offsets[kMaxDepthwiseTile];
+      for (int x = 0; x < width; ++x) {
+        const std::int64_t pixel = first + x0 + x;
+        offsets[x] = pixel / ow * p_.stride_h * image_.row_stride() + pixel % ow * geometry_.in_pixel;
+      }
+      kPlaneTiles[width - 1](in, offsets, weight_.get() + cb * geometry_.w_block_stride, bias_.get() + cb * kBlock,
+                             geometry_, epilogue_.activation, out + x0, plane, p_.c - cb * kBlock);
+    }, kMaxDepthwiseTile);
   }
 
   ConvProblem p_;
@@ -150,8 +172,9 @@ class DepthwiseConv final : public PlannedConv {
   PaddedBlockedImage image_;
   TileGeometry geometry_;
   std::int64_t c_blocks_;
-  std::int64_t rows_per_item_;  // > 1: rows stacked into one tile (narrow maps)
-  bool prefetch_output_;        // as cpu.02 (prefetch_output_pays)
+  bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
+  EvenSplit chunks_;
+  bool prefetch_output_;  // as cpu.02 (prefetch_output_pays)
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;  // bias_: [C/block][block]
 };
 
