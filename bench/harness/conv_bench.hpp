@@ -42,10 +42,10 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
 // Per batch size: the geometric mean over problems of (onednn.conv p50 / best of ours p50),
 // ours being every kernel that is neither a baseline nor the oracle. Empty without oneDNN.
 std::string best_versus_onednn_summary(const std::vector<Result>& results);
-// cpu.auto's promise: its time within 5% of the best other kernel of ours on the same problem,
-// measured in the same run (interleaved, to be fair). Per batch: on how many problems it held,
-// on how many more it ran the best kernel itself (two timings of one kernel differ by noise
-// alone), and the worst of the others. Empty when cpu.auto or no other kernel of ours ran.
+// cpu.auto's promise: it chooses a kernel whose time is within 5% of the best other kernel of
+// ours on the same problem, both timed in the same run (interleaved, to be fair), the chosen one
+// in its own row (cpu.auto's row when there is none). Per batch: on how many problems it held,
+// and the worst miss. Empty when cpu.auto or no other kernel of ours ran.
 inline constexpr double kAutoWithin = 0.05;
 std::string auto_versus_best_summary(const std::vector<Result>& results);
 
