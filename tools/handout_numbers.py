@@ -36,7 +36,9 @@ COMMANDS = {
     "run_b": LAB_RUN.format(file="b.json"),
     "compare": "convlab compare a.json b.json",
     "cold": ("convlab run --model lab-cnn --kernel cpu.auto,cpu.02_direct_xsimd --batch 1,32 --warmup 10 "
-             "--trials 200 --threads 2 --fresh-process 20 --json cold.json"),
+             "--trials 200 --threads 2 --fresh-process 20 --auto-cache off --json cold.json"),
+    "cold_remembered": ("convlab run --model lab-cnn --kernel cpu.auto --batch 1,32 --warmup 10 --trials 200 "
+                        "--threads 2 --fresh-process 20 --auto-cache choices.tsv --json remembered.json"),
     "conv": ("convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv "
              "--interleave --threads 2 --json conv.json"),
     **{f"policy_{rate}": f"convlab policy --from a.json --kernel cpu.auto --rate {rate} --slo-p99-ms 10"
@@ -169,15 +171,22 @@ def section_compare(run):
         print(f"  {row}: B/A {ratio} {interval} {verdict}")
 
 
-def section_cold(run):
-    heading("4. cold starts", COMMANDS["cold"])
-    run(COMMANDS["cold"])
-    for r in run.load("cold.json")["results"]:
+def print_fresh(rows):
+    for r in rows:
         fresh = r["fresh_process"]
         print(f"  {r['kernel']} batch {r['batch']}: warm p50 {r['latency_ms']['p50']:.3f} ms, cold {r['cold_ms']:.3f} ms;"
               f" {fresh['runs']} fresh processes: start to first result p50 {fresh['start_to_result_ms']['p50']:.1f} ms"
               f" (p95 {fresh['start_to_result_ms']['p95']:.1f}), first forward alone p50"
               f" {fresh['first_forward_ms']['p50']:.3f} ms")
+
+
+def section_cold(run):
+    heading("4. cold starts", COMMANDS["cold"])
+    run(COMMANDS["cold"])
+    print_fresh(run.load("cold.json")["results"])
+    heading("4. cold starts, cpu.auto's choices remembered", COMMANDS["cold_remembered"])
+    run(COMMANDS["cold_remembered"])
+    print_fresh(run.load("remembered.json")["results"])
 
 
 def section_conv(run):
