@@ -98,7 +98,7 @@ TEST_CASE("cpu.auto: a cache that cannot be written costs a warning, not the run
   CHECK_FALSE(planned->chosen_kernel().empty());
 }
 
-TEST_CASE("cpu.auto: the command line remembers choices in --auto-cache, and --auto-strict leaves F(4x4) out") {
+TEST_CASE("cli: cpu.auto remembers its choices in --auto-cache, and --auto-strict leaves F(4x4) out") {
   const test::fs::path file = test::scratch() / "cli-auto-cache.tsv";
   test::fs::remove(file);
   const std::string run = "run --model lab-cnn --kernel cpu.auto --batch 1 --trials 2 --warmup 1 --explain --auto-cache " +

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "conv_test_util.hpp"
@@ -119,4 +120,29 @@ TEST_CASE("kernels: a baseline left out of this build is said to be not built, n
 #else
   CHECK(absent_kernels().size() == 1);
 #endif
+}
+
+TEST_CASE("cpu.02: on large layers plan times its register tiles where the registers allow several, and names the one it keeps") {
+  // 32 vector registers (AVX-512, NEON) allow 4 x 7, 3 x 9 and 2 x 14; 16 (AVX2, SSE) only 2 x 6,
+  // and plan then measures nothing (explain stays empty). 58 MFLOP per image: above the threshold.
+  const ConvProblem p = parse_problem("mb2ic64ih28oc64oh28kh3ph1");
+  const auto w = test::random_values(p.weight_elems(), 1);
+  const auto planned = kernel("cpu.02_direct_xsimd").plan(p, ConvWeights{w, {}}, Epilogue{});
+  const std::string why = planned->explain();
+  if (why.empty()) {
+    MESSAGE("SKIPPED: this build's register file allows one register tile (AVX2 or SSE): nothing to choose");
+    return;
+  }
+  CAPTURE(why);
+  CHECK(why.rfind("register tile ", 0) == 0);
+  CHECK(why.find("4 x 7 ") != std::string::npos);
+  CHECK(why.find("2 x 14 ") != std::string::npos);
+  // Whichever tile won, the output is the oracle's (the sweep checks every tile on small layers).
+  const auto in = test::random_values(p.input_elems(), 2);
+  std::vector<float> got(static_cast<std::size_t>(p.output_elems())), want = got;
+  std::vector<unsigned char> workspace(planned->workspace_bytes() + 64);
+  planned->run(in.data(), got.data(), workspace.data());
+  const auto oracle = kernel("cpu.00_reference").plan(p, ConvWeights{w, {}}, Epilogue{});
+  oracle->run(in.data(), want.data(), nullptr);
+  for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-3f * (1 + std::abs(want[i])));
 }

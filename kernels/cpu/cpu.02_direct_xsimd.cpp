@@ -7,8 +7,9 @@
 // [K/block][C][R][S][block]; run reorders each image to a zero-padded NCHWc copy (no bounds checks,
 // any stride/padding/dilation) and writes NCHW straight from the tile's epilogue.
 // Why faster: independent accumulators cover the FMA latency and loads stay below one per FMA:
-// AVX-512 and NEON (32 registers) up to 4 x 7 tiles, 4 weight vectors + 7 broadcasts per 28 FMAs;
-// AVX2 (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures each tile's ceiling.
+// AVX-512 and NEON (32 registers) 4 x 7, 3 x 9 or 2 x 14 tiles (4 weight vectors + 7 broadcasts per
+// 28 FMAs, ...), plan timing them on large layers and keeping the fastest for this machine; AVX2
+// (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures a tile's ceiling.
 // Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows of the output plane.
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
@@ -20,6 +21,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -29,6 +32,7 @@
 #include "kernels/common/tensor.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/microkernel.hpp"
+#include "kernels/cpu/plan_timing.hpp"
 
 namespace convlab::cpu {
 
@@ -69,22 +73,37 @@ void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* 
 }
 constexpr auto kPlaneTiles = tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB>; });
 
-// Whether rows are too short for full tiles: split into tiles of at most the widest width, a row
-// then averages under 3/4 of it (8 pixels: two tiles of 4 where 6 or 7 fit). The tiles then run
-// over the whole output plane instead, several rows to a tile: measured on 8 x 8 layers in
+// Whether rows are too short for tiles of `widest` pixels: split into tiles of at most that, a
+// row then averages under 3/4 of it (8 pixels: two tiles of 4 where 6 or 7 fit). The tiles then
+// run over the whole output plane instead, several rows to a tile: measured on 8 x 8 layers in
 // bench/RESULTS.md ("whole-plane tiles").
-bool rows_too_short(const ConvProblem& p) {
-  const std::int64_t widest = max_tile_width(kMaxKBlocks);
-  const EvenSplit tiles(p.out_w(), widest);
-  return 4 * p.out_w() < 3 * widest * tiles.parts;
+bool rows_too_short(const ConvProblem& p, std::int64_t widest) {
+  return 4 * p.out_w() < 3 * widest * EvenSplit(p.out_w(), widest).parts;
 }
-// Pixels per item of the whole-plane schedule: a few tiles, so that small planes still give the
-// threads several items per image.
-constexpr std::int64_t kPlaneChunk = 4 * max_tile_width(kMaxKBlocks);
 
+// The register tiles plan chooses between, as output-channel blocks per tile (the width follows:
+// max_tile_width): with 32 registers 4 x 7, 3 x 9 and 2 x 14, whose loads per FMA and epilogues
+// differ, and which is fastest depends on the machine (two 512-bit FMA pipes or one, as on Zen 4)
+// and the layer; with 16 (AVX2) only 2 x 6: 3 x 4 and 4 x 3 were 0.87x its speed on Zen 3
+// (bench/RESULTS.md, "the AVX2 tile"). Groupings that split the k blocks alike count once.
+std::vector<int> tile_choices(std::int64_t k_blocks) {
+  std::vector<int> choices;
+  std::vector<std::int64_t> parts;
+  for (int per_tile = kMaxKBlocks; per_tile >= std::max(2, kMaxKBlocks / 2); --per_tile) {
+    const std::int64_t split = EvenSplit(k_blocks, per_tile).parts;
+    if (std::ranges::find(parts, split) != parts.end()) continue;
+    parts.push_back(split);
+    choices.push_back(per_tile);
+  }
+  return choices;
+}
+// Layers below this many FLOPs per thread's image take the first choice unmeasured: the
+// measurement would cost more than any difference could repay.
+constexpr double kTileChoiceMinFlops = 2e7;
 class DirectXsimdConv final : public PlannedConv {
  public:
-  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
+  // tile_k_blocks: output-channel blocks per register tile (tile_choices).
+  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads, int tile_k_blocks)
       : p_(p),
         epilogue_(e),
         threads_(threads),
@@ -92,10 +111,13 @@ class DirectXsimdConv final : public PlannedConv {
         image_(padded_input_image(p, kBlock)),
         geometry_(tile_geometry(p, image_, p.c, p.c * p.r * p.s * kBlock)),
         k_blocks_((p.k + kBlock - 1) / kBlock),
-        k_groups_(k_blocks_, kMaxKBlocks),
+        k_groups_(k_blocks_, tile_k_blocks),
+        widest_(max_tile_width(k_groups_.size(0))),
         prefetch_output_(prefetch_output_pays(p)),
-        plane_(rows_too_short(p)),
-        chunks_(p.out_h() * p.out_w(), kPlaneChunk),
+        plane_(rows_too_short(p, widest_)),
+        // Pixels per item of the whole-plane schedule: a few tiles, so that small planes still
+        // give the threads several items per image.
+        chunks_(p.out_h() * p.out_w(), 4 * widest_),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
@@ -116,6 +138,10 @@ class DirectXsimdConv final : public PlannedConv {
                              else convolve_row(copy, output, n, item / groups, item % groups);
                            });
   }
+
+  std::string explain() const override { return explanation_; }
+  void set_explanation(std::string why) { explanation_ = std::move(why); }
+  int tile_k_blocks() const { return k_groups_.size(0); }
 
   // The input's NCHW -> padded NCHWc reorder alone. The output's conversion back to NCHW is the
   // epilogue's transpose, fused into the tile: it cannot be timed apart and stays in the total.
@@ -174,12 +200,51 @@ class DirectXsimdConv final : public PlannedConv {
   PaddedBlockedImage image_;
   TileGeometry geometry_;
   std::int64_t k_blocks_;
-  EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks
+  EvenSplit k_groups_;  // the output-channel blocks, in groups of at most the tile's
+  int widest_;          // the widest tile for those groups
   bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
   bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
   EvenSplit chunks_;
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
+  std::string explanation_;  // the tile's measurement, when plan measured
 };
+
+std::string tile_name(int k_blocks) { return fmt::format("{} x {}", k_blocks, max_tile_width(k_blocks)); }
+
+// Plans p with each register tile of tile_choices, times them on min(batch, threads) images
+// (interleaved, one untimed run then the median of three) and keeps the fastest. The tile
+// changes the speed only: each output is the same sum in the same order whatever the tile.
+std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const ConvWeights& w, Epilogue e,
+                                                   int threads) {
+  const std::vector<int> choices = tile_choices((p.k + kBlock - 1) / kBlock);
+  const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, threads));
+  if (choices.size() == 1 || sample.flops() < kTileChoiceMinFlops * static_cast<double>(sample.n))
+    return std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[0]);
+  std::vector<std::unique_ptr<DirectXsimdConv>> plans;
+  std::vector<const PlannedConv*> views;
+  for (int per_tile : choices) {
+    plans.push_back(std::make_unique<DirectXsimdConv>(sample, w, e, threads, per_tile));
+    views.push_back(plans.back().get());
+  }
+  const PlanTimingBuffers buffers(sample, views);
+  std::vector<std::vector<double>> ms(plans.size());
+  for (const auto& plan : plans) buffers.time_ms(*plan);
+  for (int round = 0; round < 3; ++round)
+    for (std::size_t i = 0; i < plans.size(); ++i) {
+      const std::size_t c = (i + round) % plans.size();
+      ms[c].push_back(buffers.time_ms(*plans[c]));
+    }
+  std::size_t best = 0;
+  std::string timings;
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    if (median_of(ms[i]) < median_of(ms[best])) best = i;
+    timings += fmt::format("{}{} {:.3f} ms", i == 0 ? "" : ", ", tile_name(plans[i]->tile_k_blocks()), median_of(ms[i]));
+  }
+  auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, plans[best]->tile_k_blocks());
+  chosen->set_explanation(fmt::format("register tile {} (medians on {} image(s): {})",
+                                      tile_name(chosen->tile_k_blocks()), sample.n, timings));
+  return chosen;
+}
 
 }  // namespace
 
@@ -193,7 +258,7 @@ std::unique_ptr<PlannedConv> direct_xsimd_plan(const ConvProblem& p, const ConvW
   check_weights(p, w);
   if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
-  return std::make_unique<DirectXsimdConv>(p, w, e, omp_get_max_threads());
+  return plan_fastest_tile(p, w, e, omp_get_max_threads());
 }
 
 }  // namespace convlab::cpu

@@ -16,7 +16,6 @@
 // Measured: bench/RESULTS.md, "cpu.auto against the best kernel".
 // Run: build/convlab run --model lab-cnn --kernel cpu.auto --batch 1,32 --explain
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
 #include "kernels/cpu/auto_select.hpp"
+#include "kernels/cpu/plan_timing.hpp"
 
 namespace convlab::cpu {
 
@@ -54,12 +54,6 @@ struct Candidate {
   double difference = -1;  // normalised difference of its output from the first exact kernel's
 };
 
-double median_of(std::vector<double> v) {
-  std::ranges::sort(v);
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 double normalised_difference(const float* got, const float* ref, std::int64_t n) {
   double diff = 0, norm = 0;
   for (std::int64_t i = 0; i < n; ++i) {
@@ -78,22 +72,20 @@ struct Measurement {
 // Times the candidates interleaved until the leader is clear (or the budget is spent). Afterwards
 // the candidates are sorted, fastest first.
 Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
-  auto input = aligned_floats(static_cast<std::size_t>(p.input_elems()));
-  auto output = aligned_floats(static_cast<std::size_t>(p.output_elems()));
+  std::vector<const PlannedConv*> plans;
+  for (const Candidate& c : candidates) plans.push_back(c.planned.get());
+  const PlanTimingBuffers buffers(p, plans);
   auto reference = aligned_floats(static_cast<std::size_t>(p.output_elems()));
-  for (std::int64_t i = 0; i < p.input_elems(); ++i) input[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
-  std::size_t workspace_bytes = 0;
-  for (const Candidate& c : candidates) workspace_bytes = std::max(workspace_bytes, c.planned->workspace_bytes());
-  auto workspace = aligned_floats((workspace_bytes + sizeof(float) - 1) / sizeof(float));
 
   // One untimed run each (caches, pages, the thread pool), which also gives each output's
   // difference from the first kernel that only reorders the FP32 sum.
   const KernelInfo* exact = nullptr;
   for (Candidate& c : candidates) {
     const bool is_reference = exact == nullptr && c.info->error_scale <= 1.0;
-    c.planned->run(input.get(), is_reference ? reference.get() : output.get(), workspace.get());
+    buffers.time_ms(*c.planned, is_reference ? reference.get() : nullptr);
     if (is_reference) exact = c.info;
-    else if (exact != nullptr) c.difference = normalised_difference(output.get(), reference.get(), p.output_elems());
+    else if (exact != nullptr)
+      c.difference = normalised_difference(buffers.output.get(), reference.get(), p.output_elems());
   }
   double spent_ms = 0;
   int round = 0;
@@ -103,9 +95,7 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
     for (std::size_t i = 0; i < n; ++i) {
       Candidate& c = candidates[(i + round) % n];
       if (c.dropped) continue;
-      const auto start = std::chrono::steady_clock::now();
-      c.planned->run(input.get(), output.get(), workspace.get());
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      const double ms = buffers.time_ms(*c.planned);
       c.ms.push_back(ms);
       spent_ms += ms;
     }
