@@ -35,6 +35,7 @@ namespace {
 constexpr std::string_view kAutoId = "cpu.auto";
 constexpr int kMinRounds = 5, kMaxRounds = 25, kDropAfterRounds = 3;
 constexpr double kMinMeasuringMs = 20;   // tiny layers: more rounds, so a median is not one timer tick
+constexpr int kRoundCap = 200;           // ...but no more than this (medians are re-sorted every round)
 constexpr double kCloseCall = 0.05;      // leads under 5% are re-checked with more rounds
 constexpr double kCloseCallBudgetMs = 300;
 constexpr double kDropBehind = 1.3;      // a candidate this much slower stops being timed
@@ -105,7 +106,7 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
       if (!c.dropped) leader = std::min(leader, c.median = median_of(c.ms));
     if (round >= kDropAfterRounds)
       for (Candidate& c : candidates) c.dropped = c.dropped || c.median > kDropBehind * leader;
-    if (round < kMinRounds || spent_ms < kMinMeasuringMs) continue;
+    if (round < kMinRounds || (spent_ms < kMinMeasuringMs && round < kRoundCap)) continue;
     double runner_up = INFINITY;
     for (const Candidate& c : candidates)
       if (!c.dropped && c.median > leader) runner_up = std::min(runner_up, c.median);
