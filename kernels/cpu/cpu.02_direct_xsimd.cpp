@@ -97,7 +97,7 @@ std::vector<int> tile_choices(std::int64_t k_blocks) {
   }
   return choices;
 }
-// Layers below this many FLOPs per thread's image take the first choice unmeasured: the
+// Layers of fewer FLOPs per image than this take the first choice unmeasured: the
 // measurement would cost more than any difference could repay.
 constexpr double kTileChoiceMinFlops = 2e7;
 class DirectXsimdConv final : public PlannedConv {
