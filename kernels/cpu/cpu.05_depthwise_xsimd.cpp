@@ -14,8 +14,8 @@
 // transposed stores touch every value once more. Expect a small fraction of the FMA peak.
 // Measured: 26 GFLOP/s, 13% of the FMA peak, 1.22x oneDNN on g64mb32ic64ih56oc64oh56kh3ph1, its input
 //   reorder 0.9 ms of 4.5 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 1.15-1.9x oneDNN
-//   on mobilenet-tiny's depthwise layers at batch 32, 1.5-2.0x at batch 1 (Ice Lake VM). Whole-plane
-//   tiles on 8 x 8 maps (AVX2): g128mb32ic128ih8 0.49-0.52x -> 0.68-0.71x oneDNN.
+//   on mobilenet-tiny's depthwise layers at batch 32, 1.5-2.0x at batch 1 (Ice Lake VM). AVX2 8x8
+//   transposes, then whole-plane tiles, on g128mb32ic128ih8: 0.50x -> 0.58-0.61x -> 0.68-0.71x oneDNN.
 // More (tile widths, output prefetch, the history): docs/kernel-notes.md#cpu05_depthwise_xsimd
 // Run: build/convlab conv --problem g64mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv --interleave
 #include <algorithm>
