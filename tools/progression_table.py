@@ -69,7 +69,8 @@ def table(doc, problem, torch_doc):
     effective = False
     for r in rows:
         gflops = r["flops_per_item"] * r["batch"] / (ms(r) * 1e6)
-        winograd = "winograd" in r["kernel"]
+        # The row's own flag: cpu.auto's rate is effective too when it chose a Winograd kernel.
+        winograd = "effective_flops" in r.get("flags", []) or "winograd" in r["kernel"]
         effective = effective or winograd
         mark = "*" if winograd else ""
         percent = f"{r['percent_of_peak']:.0f}%{mark}" if not gpu and r.get("percent_of_peak") else "–"
