@@ -73,14 +73,6 @@ void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* 
 }
 constexpr auto kPlaneTiles = tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB>; });
 
-// Whether rows are too short for tiles of `widest` pixels: split into tiles of at most that, a
-// row then averages under 3/4 of it (8 pixels: two tiles of 4 where 6 or 7 fit). The tiles then
-// run over the whole output plane instead, several rows to a tile: measured on 8 x 8 layers in
-// bench/RESULTS.md ("whole-plane tiles").
-bool rows_too_short(const ConvProblem& p, std::int64_t widest) {
-  return 4 * p.out_w() < 3 * widest * EvenSplit(p.out_w(), widest).parts;
-}
-
 // The register tiles plan chooses between, as output-channel blocks per tile (the width follows:
 // max_tile_width): with 32 registers 4 x 7, 3 x 9 and 2 x 14, whose loads per FMA and epilogues
 // differ, and which is fastest depends on the machine (two 512-bit FMA pipes or one, as on Zen 4)
@@ -114,7 +106,7 @@ class DirectXsimdConv final : public PlannedConv {
         k_groups_(k_blocks_, tile_k_blocks),
         widest_(max_tile_width(k_groups_.size(0))),
         prefetch_output_(prefetch_output_pays(p)),
-        plane_(rows_too_short(p, widest_)),
+        plane_(rows_too_short(p.out_w(), widest_)),
         // Pixels per item of the whole-plane schedule: a few tiles, so that small planes still
         // give the threads several items per image.
         chunks_(p.out_h() * p.out_w(), 4 * widest_),
@@ -182,10 +174,7 @@ class DirectXsimdConv final : public PlannedConv {
         chunks_.size(chunk),
         [&](std::int64_t x0, int width) {
           std::int64_t offsets[kMaxTile];
-          for (int x = 0; x < width; ++x) {
-            const std::int64_t pixel = first + x0 + x;
-            offsets[x] = pixel / ow * p_.stride_h * image_.row_stride() + pixel % ow * geometry_.in_pixel;
-          }
+          plane_offsets(first + x0, width, ow, p_.stride_h * image_.row_stride(), geometry_.in_pixel, offsets);
           kPlaneTiles[kbs - 1][width - 1](blocked, offsets, w, bias_.get() + kb0 * kBlock, geometry_,
                                           epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
         },

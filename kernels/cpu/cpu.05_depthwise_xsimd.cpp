@@ -79,10 +79,7 @@ void plane_tile(const float* in, const std::int64_t* offsets, const float* w, co
 // half-empty ones (the shuffles weigh: a depthwise tile has only R*S FMAs per output vector).
 constexpr int kMaxDepthwiseTile = kVectorRegisters == 32 ? 16 : kMaxTile;
 // Rows too short for full tiles (8x8 maps: two tiles of 4 with AVX2) take whole-plane tiles, as
-// cpu.02 does (its rows_too_short), in items of a few tiles.
-bool rows_too_short(const ConvProblem& p) {
-  return 4 * p.out_w() < 3 * kMaxDepthwiseTile * EvenSplit(p.out_w(), kMaxDepthwiseTile).parts;
-}
+// cpu.02's do (rows_too_short), in items of a few tiles.
 constexpr std::int64_t kPlaneChunk = 4 * kMaxDepthwiseTile;
 
 template <class Fn, std::size_t... kW>
@@ -105,7 +102,7 @@ class DepthwiseConv final : public PlannedConv {
         image_(padded_input_image(p, kBlock)),
         geometry_(tile_geometry(p, image_, 1, p.r * p.s * kBlock)),
         c_blocks_(image_.channel_blocks()),
-        plane_(rows_too_short(p)),
+        plane_(rows_too_short(p.out_w(), kMaxDepthwiseTile)),
         chunks_(p.out_h() * p.out_w(), kPlaneChunk),
         prefetch_output_(prefetch_output_pays(p)),
         weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
@@ -156,10 +153,7 @@ class DepthwiseConv final : public PlannedConv {
     float* out = output + (n * p_.c + cb * kBlock) * plane + first;
     for_each_tile(chunks_.size(chunk), [&](std::int64_t x0, int width) {
       std::int64_t offsets[kMaxDepthwiseTile];
-      for (int x = 0; x < width; ++x) {
-        const std::int64_t pixel = first + x0 + x;
-        offsets[x] = pixel / ow * p_.stride_h * image_.row_stride() + pixel % ow * geometry_.in_pixel;
-      }
+      plane_offsets(first + x0, width, ow, p_.stride_h * image_.row_stride(), geometry_.in_pixel, offsets);
       kPlaneTiles[width - 1](in, offsets, weight_.get() + cb * geometry_.w_block_stride, bias_.get() + cb * kBlock,
                              geometry_, epilogue_.activation, out + x0, plane, p_.c - cb * kBlock);
     }, kMaxDepthwiseTile);

@@ -126,6 +126,22 @@ constexpr auto tile_table(Make make) {
   }(std::make_index_sequence<kMaxKBlocks>());
 }
 
+// Whether output rows of `width` pixels are too short for tiles of `widest`: split into tiles of
+// at most that, a row then averages under 3/4 of it (8 pixels: two tiles of 4 where 6 or 7 fit).
+// cpu.02 and cpu.05 then run their tiles over the whole output plane, several rows to a tile:
+// measured on 8 x 8 layers in bench/RESULTS.md (2026-12-01).
+inline bool rows_too_short(std::int64_t width, std::int64_t widest) {
+  return 4 * width < 3 * widest * EvenSplit(width, widest).parts;
+}
+
+// The input offsets (floats) of `count` output pixels from pixel `first` of an output plane
+// `out_w` wide, read as one long row: output rows `row_step` floats apart in the input, pixels
+// `pixel_step` (the whole-plane tiles' table).
+inline void plane_offsets(std::int64_t first, int count, std::int64_t out_w, std::int64_t row_step,
+                          std::int64_t pixel_step, std::int64_t* offsets) {
+  for (int x = 0; x < count; ++x) offsets[x] = (first + x) / out_w * row_step + (first + x) % out_w * pixel_step;
+}
+
 // Splits `count` pixels into tiles of equal width (EvenSplit): fn(first pixel, width).
 template <class Fn>
 inline void for_each_tile(std::int64_t count, Fn&& fn, int max_tile = kMaxTile) {
