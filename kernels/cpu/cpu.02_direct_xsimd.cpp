@@ -110,6 +110,7 @@ class DirectXsimdConv final : public PlannedConv {
         // Pixels per item of the whole-plane schedule: a few tiles, so that small planes still
         // give the threads several items per image.
         chunks_(p.out_h() * p.out_w(), 4 * widest_),
+        plane_offsets_(plane_ ? plane_offset_table(p, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
@@ -165,7 +166,7 @@ class DirectXsimdConv final : public PlannedConv {
 
   // Pixels [begin, begin + size) of chunk `chunk` of image n's output plane, read as one long row.
   void convolve_chunk(const float* blocked, float* output, std::int64_t n, std::int64_t chunk, std::int64_t group) const {
-    const std::int64_t ow = p_.out_w(), plane = p_.out_h() * ow;
+    const std::int64_t plane = p_.out_h() * p_.out_w();
     const std::int64_t kb0 = k_groups_.begin(group), first = chunks_.begin(chunk);
     const int kbs = k_groups_.size(group);
     const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
@@ -173,10 +174,8 @@ class DirectXsimdConv final : public PlannedConv {
     for_each_tile(
         chunks_.size(chunk),
         [&](std::int64_t x0, int width) {
-          std::int64_t offsets[kMaxTile];
-          plane_offsets(first + x0, width, ow, p_.stride_h * image_.row_stride(), geometry_.in_pixel, offsets);
-          kPlaneTiles[kbs - 1][width - 1](blocked, offsets, w, bias_.get() + kb0 * kBlock, geometry_,
-                                          epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
+          kPlaneTiles[kbs - 1][width - 1](blocked, plane_offsets_.data() + first + x0, w, bias_.get() + kb0 * kBlock,
+                                          geometry_, epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
         },
         max_tile_width(kbs));
   }
@@ -194,6 +193,7 @@ class DirectXsimdConv final : public PlannedConv {
   bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
   bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
   EvenSplit chunks_;
+  std::vector<std::int64_t> plane_offsets_;  // plane_offset_table, when plane_
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;
   std::string explanation_;  // the tile's measurement, when plan measured
 };

@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <omp.h>
@@ -104,6 +105,7 @@ class DepthwiseConv final : public PlannedConv {
         c_blocks_(image_.channel_blocks()),
         plane_(rows_too_short(p.out_w(), kMaxDepthwiseTile)),
         chunks_(p.out_h() * p.out_w(), kPlaneChunk),
+        plane_offsets_(plane_ ? plane_offset_table(p, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
         prefetch_output_(prefetch_output_pays(p)),
         weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.c, kBlock)) {}
@@ -148,14 +150,13 @@ class DepthwiseConv final : public PlannedConv {
 
   // Chunk `chunk` of the output plane of channel block cb, read as one long row.
   void convolve_chunk(const float* blocked, float* output, std::int64_t n, std::int64_t chunk, std::int64_t cb) const {
-    const std::int64_t ow = p_.out_w(), plane = p_.out_h() * ow, first = chunks_.begin(chunk);
+    const std::int64_t plane = p_.out_h() * p_.out_w(), first = chunks_.begin(chunk);
     const float* in = blocked + cb * geometry_.in_block_stride;
     float* out = output + (n * p_.c + cb * kBlock) * plane + first;
     for_each_tile(chunks_.size(chunk), [&](std::int64_t x0, int width) {
-      std::int64_t offsets[kMaxDepthwiseTile];
-      plane_offsets(first + x0, width, ow, p_.stride_h * image_.row_stride(), geometry_.in_pixel, offsets);
-      kPlaneTiles[width - 1](in, offsets, weight_.get() + cb * geometry_.w_block_stride, bias_.get() + cb * kBlock,
-                             geometry_, epilogue_.activation, out + x0, plane, p_.c - cb * kBlock);
+      kPlaneTiles[width - 1](in, plane_offsets_.data() + first + x0, weight_.get() + cb * geometry_.w_block_stride,
+                             bias_.get() + cb * kBlock, geometry_, epilogue_.activation, out + x0, plane,
+                             p_.c - cb * kBlock);
     }, kMaxDepthwiseTile);
   }
 
@@ -168,6 +169,7 @@ class DepthwiseConv final : public PlannedConv {
   std::int64_t c_blocks_;
   bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
   EvenSplit chunks_;
+  std::vector<std::int64_t> plane_offsets_;  // plane_offset_table, when plane_
   bool prefetch_output_;  // as cpu.02 (prefetch_output_pays)
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;  // bias_: [C/block][block]
 };

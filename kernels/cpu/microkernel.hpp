@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include <xsimd/xsimd.hpp>
 
@@ -134,12 +135,15 @@ inline bool rows_too_short(std::int64_t width, std::int64_t widest) {
   return 4 * width < 3 * widest * EvenSplit(width, widest).parts;
 }
 
-// The input offsets (floats) of `count` output pixels from pixel `first` of an output plane
-// `out_w` wide, read as one long row: output rows `row_step` floats apart in the input, pixels
-// `pixel_step` (the whole-plane tiles' table).
-inline void plane_offsets(std::int64_t first, int count, std::int64_t out_w, std::int64_t row_step,
-                          std::int64_t pixel_step, std::int64_t* offsets) {
-  for (int x = 0; x < count; ++x) offsets[x] = (first + x) / out_w * row_step + (first + x) % out_w * pixel_step;
+// The whole-plane tiles' table, made once in plan: for each pixel of a p.out_h() x p.out_w()
+// output plane, read as one long row, the offset (floats) of its first tap in the padded input
+// `image` (output rows p.stride_h input rows apart, pixels `pixel_step` floats).
+inline std::vector<std::int64_t> plane_offset_table(const ConvProblem& p, const PaddedBlockedImage& image,
+                                                    std::int64_t pixel_step) {
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(p.out_h() * p.out_w()));
+  for (std::int64_t i = 0; i < p.out_h() * p.out_w(); ++i)
+    offsets[i] = i / p.out_w() * p.stride_h * image.row_stride() + i % p.out_w() * pixel_step;
+  return offsets;
 }
 
 // Splits `count` pixels into tiles of equal width (EvenSplit): fn(first pixel, width).
