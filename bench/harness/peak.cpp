@@ -107,7 +107,7 @@ void measure_bandwidth(Peak& peak) {
 }
 
 template <int kKBlocks>
-double tile_gflops(int threads, long calls) {
+TileRun tile_run(int threads, long calls) {
   using namespace cpu;
   constexpr int kTile = max_tile_width(kKBlocks);
   constexpr std::int64_t kTaps = 3, kWidth = 4 * kTile + kTaps - 1;  // four tiles of one padded row
@@ -115,13 +115,14 @@ double tile_gflops(int threads, long calls) {
   const TileGeometry g{.channels = kBlock, .r = kTaps, .s = kTaps, .in_block_stride = in_floats,
                        .in_tap_row = kWidth * kBlock, .in_tap_col = kBlock, .in_pixel = kBlock,
                        .w_block_stride = kBlock * kTaps * kTaps * kBlock};
-  volatile float sink = 0;
+  constexpr float kIn = 1.0f / 1024, kWeight = 1.0f / 512;  // powers of two: exact products
+  double sum = 0;
   const auto start = std::chrono::steady_clock::now();
 #pragma omp parallel num_threads(threads)
   {
     auto in = aligned_floats(in_floats), w = aligned_floats(w_floats);
-    std::fill(in.get(), in.get() + in_floats, 1e-3f);
-    std::fill(w.get(), w.get() + w_floats, 1e-3f);
+    std::fill(in.get(), in.get() + in_floats, kIn);
+    std::fill(w.get(), w.get() + w_floats, kWeight);
     Vec total(0.0f);
     for (long i = 0; i < calls; ++i) {
       Vec acc[kKBlocks][kTile];
@@ -130,16 +131,17 @@ double tile_gflops(int threads, long calls) {
         for (const Vec& a : row) total += a;
     }
 #pragma omp critical
-    sink = sink + xsimd::hadd(total);
+    sum += xsimd::hadd(total);
   }
-  const double flops = 2.0 * kBlock * kKBlocks * kTile * kBlock * kTaps * kTaps * static_cast<double>(calls) * threads;
-  return flops / seconds_since(start) / 1e9;
+  const double seconds = seconds_since(start);
+  const double macs = static_cast<double>(kBlock) * kKBlocks * kTile * kBlock * kTaps * kTaps * calls * threads;
+  return {.gflops = 2 * macs / seconds / 1e9, .sum = sum, .expected_sum = macs * kIn * kWeight};
 }
 }  // namespace
 
-double register_tile_gflops(int k_blocks, int threads, long calls) {
-  if (k_blocks == cpu::kMaxKBlocks) return tile_gflops<cpu::kMaxKBlocks>(threads, calls);
-  if (k_blocks == 2) return tile_gflops<2>(threads, calls);
+TileRun register_tile_run(int k_blocks, int threads, long calls) {
+  if (k_blocks == cpu::kMaxKBlocks) return tile_run<cpu::kMaxKBlocks>(threads, calls);
+  if (k_blocks == 2) return tile_run<2>(threads, calls);
   throw InputError(fmt::format("register tile: {} k blocks is not measured (2 or {})", k_blocks, cpu::kMaxKBlocks));
 }
 
@@ -191,7 +193,7 @@ Peak measure_peak(bool quick) {
         // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
         const long calls = iterations * kChains / (cpu::kBlock * 9 * t.k_blocks * t.pixels);
         double& tile = threads == 1 ? t.gflops_one : t.gflops_all;
-        tile = std::max(tile, register_tile_gflops(t.k_blocks, threads, calls));
+        tile = std::max(tile, register_tile_run(t.k_blocks, threads, calls).gflops);
       }
     }
   measure_bandwidth(peak);

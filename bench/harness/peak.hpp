@@ -38,7 +38,13 @@ Peak measure_peak(bool quick);
 nlohmann::json to_json(const Peak& peak);
 // A register tile of k_blocks x max_tile_width(k_blocks) on L1-resident data: GFLOP/s summed
 // over `threads` threads, `calls` tiles each (one repetition of the TileCeiling measurement).
-// k_blocks: 2 or kMaxKBlocks, the shapes cpu.02 uses for wide layers.
-double register_tile_gflops(int k_blocks, int threads, long calls);
+// k_blocks: 2 or kMaxKBlocks, the shapes cpu.02 uses for wide layers. `sum` is the total of every
+// accumulator of every call, and `expected_sum` what the FMAs must give: equal (to float rounding)
+// only if no FMA was optimised away, which a rate could not show (it is noisy, and meaningless
+// under emulation).
+struct TileRun {
+  double gflops = 0, sum = 0, expected_sum = 0;
+};
+TileRun register_tile_run(int k_blocks, int threads, long calls);
 
 }  // namespace convlab
