@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 
 namespace convlab {
@@ -17,6 +18,11 @@ namespace cpu {
 #define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
 #include "kernels/cpu/cpu_kernels.inc"
 #undef CONVLAB_CPU_KERNEL
+#define CONVLAB_CPU_INT8_KERNEL(symbol, id, summary, deterministic) \
+  std::string symbol##_unsupported(const ConvProblem&);               \
+  std::unique_ptr<PlannedInt8Conv> symbol##_plan(const ConvProblem&, const Int8ConvWeights&, Epilogue);
+#include "kernels/cpu/cpu_int8_kernels.inc"
+#undef CONVLAB_CPU_INT8_KERNEL
 }  // namespace cpu
 
 namespace baseline {
@@ -66,6 +72,14 @@ const KernelInfo kKernels[] = {
 #undef CONVLAB_METAL_AUTO
 #undef CONVLAB_METAL_KERNEL
 };
+
+const Int8KernelInfo kInt8Kernels[] = {
+    {"", Backend::cpu, "", false, true, 0, nullptr, nullptr},
+#define CONVLAB_CPU_INT8_KERNEL(symbol, id, summary, deterministic) \
+  {id, Backend::cpu, summary, false, deterministic, 0, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
+#include "kernels/cpu/cpu_int8_kernels.inc"
+#undef CONVLAB_CPU_INT8_KERNEL
+};
 }  // namespace
 
 std::string_view to_string(Backend backend) {
@@ -102,6 +116,14 @@ std::span<const AbsentKernel> absent_kernels() {
 
 const KernelInfo* find_kernel(std::string_view id) {
   for (const KernelInfo& k : all_kernels())
+    if (k.id == id) return &k;
+  return nullptr;
+}
+
+std::span<const Int8KernelInfo> all_int8_kernels() { return std::span(kInt8Kernels).subspan(1); }
+
+const Int8KernelInfo* find_int8_kernel(std::string_view id) {
+  for (const Int8KernelInfo& k : all_int8_kernels())
     if (k.id == id) return &k;
   return nullptr;
 }

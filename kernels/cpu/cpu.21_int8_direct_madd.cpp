@@ -1,0 +1,225 @@
+// cpu.21_int8_direct_madd: direct int8 convolution on 16-bit pairs (vpmaddwd), requantised in
+// the epilogue.
+//
+// Changes against cpu.02_direct_xsimd (its FP32 twin): the same register tile of output-channel
+// blocks x pixels along a row, but each step multiplies two input channels at once. run() widens
+// the quint8 input to int16 with the zero point subtracted (padding becomes 0, the real 0), two
+// channels per 32-bit word, pixels in HWC order; plan packs the qint8 weights to the same pairs.
+// One vpmaddwd then does two multiply-adds per output channel lane (int16 x int16 -> int32 pair
+// sums, exact: |x - zp| <= 255, |w| <= 128), so a register holds 2x the MACs of an FP32 FMA.
+// Why not u8 x s8 (vpmaddubsw): its int16 pair sums saturate (255 * 127 * 2 > 32767), changing
+// results; VNNI's vpdpbusd has no such limit and is the next lesson.
+// Epilogue: the accumulators' lanes are output channels, so each block's multiplier and offset
+// are one vector: convert, FMA, clamp, round (half to even), add the zero point, clamp — the
+// oracle's arithmetic exactly (kernels/common/quantize.hpp), so outputs are the oracle's bytes.
+// Bound: 2x the FP32 FMA rate where the ALUs issue vpmaddwd as often as FMAs, less the extra add.
+// Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel all --interleave
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+namespace convlab::cpu {
+
+namespace {
+
+// The integer vector of this build: kLanes int32 accumulators, one output channel each.
+#if defined(__AVX512BW__)
+constexpr int kLanes = 16, kKBlocks = 4, kTile = 6;  // 24 accumulators of 32 registers
+using IVec = __m512i;
+inline IVec zero() { return _mm512_setzero_si512(); }
+inline IVec splat(std::int32_t v) { return _mm512_set1_epi32(v); }
+inline IVec load(const std::int16_t* p) { return _mm512_loadu_si512(p); }
+inline IVec madd_add(IVec acc, IVec a, IVec b) { return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b)); }
+inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+  const __m512 limit = _mm512_set1_ps(kRequantLimit);
+  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(m), _mm512_loadu_ps(o));
+  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
+  const IVec q = _mm512_add_epi32(_mm512_cvtps_epi32(y), zp);  // rounds half to even (MXCSR default)
+  _mm512_storeu_si512(out, _mm512_min_epi32(_mm512_max_epi32(q, lo), hi));
+}
+#elif defined(__AVX2__)
+constexpr int kLanes = 8, kKBlocks = 2, kTile = 6;  // 12 accumulators + 2 weights + 1 input of 16
+using IVec = __m256i;
+inline IVec zero() { return _mm256_setzero_si256(); }
+inline IVec splat(std::int32_t v) { return _mm256_set1_epi32(v); }
+inline IVec load(const std::int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+inline IVec madd_add(IVec acc, IVec a, IVec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+  const __m256 limit = _mm256_set1_ps(kRequantLimit);
+  __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(m), _mm256_loadu_ps(o));
+  y = _mm256_min_ps(_mm256_max_ps(y, _mm256_sub_ps(_mm256_setzero_ps(), limit)), limit);
+  const IVec q = _mm256_add_epi32(_mm256_cvtps_epi32(y), zp);  // rounds half to even (MXCSR default)
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_min_epi32(_mm256_max_epi32(q, lo), hi));
+}
+#else
+// Portable: the same steps on arrays the compiler may vectorise (NEON, SSE2), with the oracle's
+// scalar requantisation.
+constexpr int kLanes = 8, kKBlocks = 2, kTile = 6;
+struct IVec {
+  std::int32_t v[kLanes];
+};
+inline IVec zero() { return {}; }
+inline IVec splat(std::int32_t v) {
+  IVec r;
+  for (std::int32_t& x : r.v) x = v;
+  return r;
+}
+inline IVec load(const std::int16_t* p) {
+  IVec r;
+  std::memcpy(r.v, p, sizeof r.v);
+  return r;
+}
+inline IVec madd_add(IVec acc, IVec a, IVec b) {
+  for (int l = 0; l < kLanes; ++l) {
+    std::int16_t x[2], w[2];
+    std::memcpy(x, &a.v[l], 4);
+    std::memcpy(w, &b.v[l], 4);
+    acc.v[l] += x[0] * w[0] + x[1] * w[1];
+  }
+  return acc;
+}
+inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+  for (int l = 0; l < kLanes; ++l) {
+    const float y = std::fmin(std::fmax(std::fma(static_cast<float>(acc.v[l]), m[l], o[l]), -kRequantLimit), kRequantLimit);
+    out[l] = std::clamp(static_cast<std::int32_t>(std::nearbyint(y)) + zp.v[l], lo.v[l], hi.v[l]);
+  }
+}
+#endif
+constexpr int kBlockPairs = kLanes * 2;  // int16 values per weight vector: kLanes channels x 2
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+class Int8DirectConv final : public PlannedInt8Conv {
+ public:
+  Int8DirectConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
+      : p_(p), oh_(p.out_h()), ow_(p.out_w()), pairs_(ceil_div(p.c, 2)), groups_(ceil_div(p.k, kLanes * kKBlocks)),
+        tiles_(ceil_div(ow_, kTile)), hp_(p.h + 2 * p.pad_h), input_zero_point_(w.input.zero_point) {
+    // Columns a tile may read: the last tile runs whole, past the output's edge (its extra
+    // pixels are not stored), so the padded rows are wide enough for it.
+    wp_ = std::max(p.w + 2 * p.pad_w, ((tiles_ * kTile - 1) * p.stride_w + (p.s - 1) * p.dilation_w) + 1);
+    // Weights: [group][r][s][pair][block][lane][2] int16, zeros past K and past C.
+    const std::int64_t k_padded = groups_ * kKBlocks * kLanes;
+    weight_.assign(static_cast<std::size_t>(k_padded * p.r * p.s * pairs_ * 2), 0);
+    for (std::int64_t k = 0; k < p.k; ++k)
+      for (std::int64_t c = 0; c < p.c; ++c)
+        for (std::int64_t r = 0; r < p.r; ++r)
+          for (std::int64_t s = 0; s < p.s; ++s) {
+            const std::int64_t g = k / (kKBlocks * kLanes), block = k / kLanes % kKBlocks, lane = k % kLanes;
+            const std::int64_t at = ((((g * p.r + r) * p.s + s) * pairs_ + c / 2) * kKBlocks + block) * kBlockPairs;
+            weight_[static_cast<std::size_t>(at + lane * 2 + c % 2)] = w.weight[((k * p.c + c) * p.r + r) * p.s + s];
+          }
+    requantize_ = make_requantization(w, p.k, e.activation);
+    requantize_.multiplier.resize(static_cast<std::size_t>(k_padded), 0.0f);  // whole vectors past K
+    requantize_.offset.resize(static_cast<std::size_t>(k_padded), 0.0f);
+  }
+
+  std::size_t weight_bytes() const override {
+    return weight_.size() * sizeof(std::int16_t) + 2 * requantize_.multiplier.size() * sizeof(float);
+  }
+  // The widened, padded input: int16 pairs, one 32-bit word per (image, row, column, pair).
+  std::size_t workspace_bytes() const override { return static_cast<std::size_t>(p_.n * hp_ * wp_ * pairs_) * 4; }
+  bool changes_layout() const override { return true; }
+
+  void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
+    auto* packed = static_cast<std::int32_t*>(workspace);
+    widen_input(input, packed);
+#pragma omp parallel for collapse(3) schedule(static)
+    for (std::int64_t n = 0; n < p_.n; ++n)
+      for (std::int64_t g = 0; g < groups_; ++g)
+        for (std::int64_t y = 0; y < oh_; ++y) row(packed + n * hp_ * wp_ * pairs_, output, n, g, y);
+  }
+
+ private:
+  // quint8 NCHW -> int16 (x - zero point) pairs, HWC, zero-padded: rows are read by many tiles
+  // and taps, so the subtraction and the layout change are paid once per input value.
+  void widen_input(const std::uint8_t* input, std::int32_t* packed) const {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::int64_t n = 0; n < p_.n; ++n)
+      for (std::int64_t yp = 0; yp < hp_; ++yp) {
+        std::int16_t* row = reinterpret_cast<std::int16_t*>(packed + (n * hp_ + yp) * wp_ * pairs_);
+        std::fill(row, row + wp_ * pairs_ * 2, std::int16_t{0});
+        const std::int64_t y = yp - p_.pad_h;
+        if (y < 0 || y >= p_.h) continue;
+        for (std::int64_t c = 0; c < p_.c; ++c) {
+          const std::uint8_t* in = input + ((n * p_.c + c) * p_.h + y) * p_.w;
+          std::int16_t* out = row + p_.pad_w * pairs_ * 2 + c;  // pair c / 2, half c % 2
+          for (std::int64_t x = 0; x < p_.w; ++x) out[x * pairs_ * 2] = static_cast<std::int16_t>(in[x] - input_zero_point_);
+        }
+      }
+  }
+
+  // Output row y of image n, channels of group g: tile by tile along the row.
+  void row(const std::int32_t* image, std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t y) const {
+    const std::int16_t* wg = weight_.data() + g * p_.r * p_.s * pairs_ * kKBlocks * kBlockPairs;
+    const std::int64_t step = p_.stride_w * pairs_;  // words between a tile's neighbouring pixels
+    for (std::int64_t t = 0; t < tiles_; ++t) {
+      IVec acc[kKBlocks][kTile];
+      for (auto& block : acc)
+        for (IVec& a : block) a = zero();
+      const std::int64_t x0 = t * kTile;
+      for (std::int64_t r = 0; r < p_.r; ++r)
+        for (std::int64_t s = 0; s < p_.s; ++s) {
+          const std::int32_t* in = image + ((y * p_.stride_h + r * p_.dilation_h) * wp_ + x0 * p_.stride_w + s * p_.dilation_w) * pairs_;
+          const std::int16_t* w = wg + (r * p_.s + s) * pairs_ * kKBlocks * kBlockPairs;
+          for (std::int64_t c2 = 0; c2 < pairs_; ++c2, w += kKBlocks * kBlockPairs) {
+            IVec b[kKBlocks];
+            for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockPairs);
+            for (int px = 0; px < kTile; ++px) {
+              const IVec a = splat(in[px * step + c2]);
+              for (int j = 0; j < kKBlocks; ++j) acc[j][px] = madd_add(acc[j][px], a, b[j]);
+            }
+          }
+        }
+      store(acc, output, n, g, y, x0);
+    }
+  }
+
+  void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t y,
+             std::int64_t x0) const {
+    const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const std::int64_t pixels = std::min<std::int64_t>(kTile, ow_ - x0);
+    alignas(64) std::int32_t q[kTile][kLanes];
+    for (int j = 0; j < kKBlocks; ++j) {
+      const std::int64_t k0 = (g * kKBlocks + j) * kLanes;
+      if (k0 >= p_.k) break;
+      for (int px = 0; px < pixels; ++px)
+        requantize(acc[j][px], &requantize_.multiplier[k0], &requantize_.offset[k0], zp, lo, hi, q[px]);
+      for (std::int64_t lane = 0; lane < kLanes && k0 + lane < p_.k; ++lane) {
+        std::uint8_t* out = output + ((n * p_.k + k0 + lane) * oh_ + y) * ow_ + x0;
+        for (int px = 0; px < pixels; ++px) out[px] = static_cast<std::uint8_t>(q[px][lane]);
+      }
+    }
+  }
+
+  ConvProblem p_;
+  std::int64_t oh_, ow_, pairs_, groups_, tiles_, hp_, wp_ = 0;
+  std::int32_t input_zero_point_;
+  std::vector<std::int16_t> weight_;
+  Requantization requantize_;
+};
+
+}  // namespace
+
+std::string int8_direct_madd_unsupported(const ConvProblem& p) {
+  if (p.groups != 1) return "groups must be 1 (depthwise and grouped int8 are other kernels)";
+  return {};
+}
+
+std::unique_ptr<PlannedInt8Conv> int8_direct_madd_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {
+  p.validate();
+  check_int8_weights(p, w);
+  if (const std::string why = int8_direct_madd_unsupported(p); !why.empty())
+    throw InputError(fmt::format("cpu.21_int8_direct_madd cannot run {}: {}", to_string(p), why));
+  return std::make_unique<Int8DirectConv>(p, w, e);
+}
+
+}  // namespace convlab::cpu

@@ -1,0 +1,162 @@
+// Int8: the requantisation arithmetic (kernels/common/quantize.hpp), the oracle on hand-computed
+// cases, and every int8 kernel against the oracle, byte for byte, on labelled and random shapes.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "bench/harness/int8_conv_data.hpp"
+#include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
+#include "kernels/common/tensor.hpp"
+
+using namespace convlab;
+
+namespace {
+
+std::vector<std::uint8_t> run_int8(const Int8KernelInfo& kernel, const ConvProblem& p, const Int8ConvWeights& w,
+                                   const std::vector<std::uint8_t>& input, Activation activation = Activation::none) {
+  const auto planned = kernel.plan(p, w, Epilogue{activation});
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(p.output_elems()), 0xA5);  // not a plausible result
+  const auto workspace = aligned_floats(planned->workspace_bytes() / sizeof(float) + 1);
+  planned->run(input.data(), out.data(), workspace.get());
+  return out;
+}
+
+const Int8KernelInfo& oracle() { return *find_int8_kernel("cpu.20_int8_reference"); }
+
+}  // namespace
+
+TEST_CASE("int8 requantisation: rounds half to even, saturates, clamps ReLU and ReLU6 in the quantised domain") {
+  Requantization r{.multiplier = {0.5f}, .offset = {0.0f}, .zero_point = 10};
+  CHECK(r(5, 0) == 12);   // 2.5 -> 2 (even), + 10
+  CHECK(r(7, 0) == 14);   // 3.5 -> 4
+  CHECK(r(-5, 0) == 8);   // -2.5 -> -2
+  CHECK(r(600, 0) == 255);  // 300 + 10 saturates, never wraps to 54
+  CHECK(r(-100, 0) == 0);
+  r.multiplier[0] = 1e30f;  // far beyond int32: clamped before the conversion, still saturates
+  CHECK(r(7, 0) == 255);
+  CHECK(r(-7, 0) == 0);
+
+  const std::vector<std::int8_t> weight{1};
+  const std::vector<float> scale{1.0f}, bias{};
+  Int8ConvWeights w{weight, scale, bias, {.scale = 1.0f, .zero_point = 0}, {.scale = 0.25f, .zero_point = 20}};
+  const Requantization relu = make_requantization(w, 1, Activation::relu);
+  CHECK(relu.lo == 20);  // the real 0
+  CHECK(relu.hi == 255);
+  const Requantization relu6 = make_requantization(w, 1, Activation::relu6);
+  CHECK(relu6.hi == 20 + 24);  // 6 / 0.25 quanta above the zero point
+  CHECK(relu6(100, 0) == 44);
+  w.output.zero_point = 250;
+  CHECK(make_requantization(w, 1, Activation::relu6).hi == 255);  // saturates there first
+}
+
+TEST_CASE("int8 quantize: PyTorch's quantize_per_tensor, saturating, NaN to 0") {
+  const QuantParams q{.scale = 0.5f, .zero_point = 100};
+  CHECK(quantize_u8(1.25f, q) == 102);  // 2.5 -> 2
+  CHECK(quantize_u8(1.75f, q) == 104);  // 3.5 -> 4
+  CHECK(quantize_u8(1e9f, q) == 255);
+  CHECK(quantize_u8(-1e9f, q) == 0);
+  CHECK(quantize_u8(std::numeric_limits<float>::quiet_NaN(), q) == 0);
+  CHECK(dequantize(104, q) == 2.0f);
+}
+
+TEST_CASE("int8 weights: bad scales, zero points and sizes are refused by name") {
+  const ConvProblem p = parse_problem("mb1ic2ih4oc2oh4kh1");
+  const std::vector<std::int8_t> weight(4, 1);
+  std::vector<float> scale{0.1f, 0.2f}, bias{0.0f, 1.0f};
+  Int8ConvWeights w{weight, scale, bias, {.scale = 0.1f, .zero_point = 3}, {.scale = 0.1f, .zero_point = 3}};
+  CHECK_NOTHROW(check_int8_weights(p, w));
+  auto refused = [&](Int8ConvWeights bad, const char* what) {
+    CHECK_THROWS_WITH_AS(check_int8_weights(p, bad), doctest::Contains(what), InputError);
+  };
+  Int8ConvWeights bad = w;
+  bad.input.zero_point = 256;
+  refused(bad, "input quantisation: zero point 256");
+  bad = w;
+  bad.output.scale = 0;
+  refused(bad, "output quantisation: scale 0");
+  std::vector<float> negative{0.1f, -0.2f};
+  bad = w;
+  bad.weight_scale = negative;
+  refused(bad, "weight_scale[1] = -0.2");
+  bad = w;
+  bad.weight_scale = std::span(scale).first(1);
+  refused(bad, "weight_scale has 1 values");
+  bad = w;
+  bad.weight = std::span(weight).first(3);
+  refused(bad, "int8 weight has 3 values");
+  std::vector<float> nan_bias{0.0f, std::numeric_limits<float>::quiet_NaN()};
+  bad = w;
+  bad.bias = nan_bias;
+  refused(bad, "bias[1]");
+  CHECK_THROWS_WITH_AS(check_int8_weights(parse_problem("mb1ic8000ih4oc1oh2kh3"), w),
+                       doctest::Contains("could overflow the int32 accumulator"), InputError);
+}
+
+TEST_CASE("cpu.20_int8_reference: a hand-computed 3x3 convolution with padding, zero points and bias") {
+  // One 2x2 input channel, zero point 3, so real values (x - 3) = {1, -1; 2, 0}; one 3x3 filter of
+  // ones but a -2 at the centre; padding 1; output scale 0.5, zero point 100, bias 1.5 (3 quanta).
+  const ConvProblem p = parse_problem("mb1ic1ih2oc1oh2kh3ph1");
+  const std::vector<std::uint8_t> input{4, 2, 5, 3};
+  const std::vector<std::int8_t> weight{1, 1, 1, 1, -2, 1, 1, 1, 1};
+  const std::vector<float> scale{1.0f}, bias{1.5f};
+  const Int8ConvWeights w{weight, scale, bias, {.scale = 1.0f, .zero_point = 3}, {.scale = 0.5f, .zero_point = 100}};
+  // Every output's window covers the whole image: it sums the four inputs (2) and takes three times
+  // its own away (the centre weight is -2, not 1): y = {-1, 5; -4, 2}. Requantised: 100 + (y + 1.5) / 0.5.
+  CHECK(run_int8(oracle(), p, w, input) == std::vector<std::uint8_t>{101, 113, 95, 107});
+  CHECK(run_int8(oracle(), p, w, input, Activation::relu) == std::vector<std::uint8_t>{101, 113, 100, 107});
+}
+
+TEST_CASE("int8 kernels: every one gives the oracle's bytes on labelled and random shapes, every activation") {
+  std::vector<ConvProblem> problems;
+  for (const char* d : {"mb2ic3ih32oc16oh32kh3ph1 first layer", "mb1ic64ih8oc64oh8kh3ph1 deep 3x3",
+                        "mb2ic32ih16oc64oh8kh3sh2ph1 stride 2", "mb1ic16ih16oc24oh16kh1 pointwise",
+                        "mb1ic5ih9iw7oc19oh5ow3kh5kw5dh1ph2 dilated odd", "mb1ic8ih8oc8oh8kh3ph1g8 depthwise"})
+    problems.push_back(parse_problem(std::string_view(d).substr(0, std::string_view(d).find(' '))));
+  std::mt19937 rng(2026);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (int i = 0; i < 60; ++i) {  // every stride, padding, dilation; odd channels; K across blocks
+    ConvProblem p;
+    p.n = pick(1, 2), p.c = pick(1, 20), p.k = pick(1, 40), p.h = pick(1, 13), p.w = pick(1, 13);
+    p.r = pick(1, 4), p.s = pick(1, 4), p.stride_h = pick(1, 3), p.stride_w = pick(1, 3);
+    p.dilation_h = pick(1, 2), p.dilation_w = pick(1, 2), p.pad_h = pick(0, 2), p.pad_w = pick(0, 2);
+    if ((p.r - 1) * p.dilation_h + 1 > p.h + 2 * p.pad_h || (p.s - 1) * p.dilation_w + 1 > p.w + 2 * p.pad_w) continue;
+    problems.push_back(p);
+  }
+  int compared = 0;
+  for (const ConvProblem& p : problems) {
+    const Int8ConvData data = make_int8_conv_data(p, 7);
+    for (const Activation a : {Activation::none, Activation::relu, Activation::relu6}) {
+      const std::vector<std::uint8_t> expected = run_int8(oracle(), p, data.weights(), data.input, a);
+      for (const Int8KernelInfo& k : all_int8_kernels()) {
+        if (!k.supports(p) || k.id == oracle().id) continue;
+        CAPTURE(k.id);
+        CAPTURE(to_string(p));
+        CAPTURE(to_string(a));
+        const std::vector<std::uint8_t> got = run_int8(k, p, data.weights(), data.input, a);
+        std::size_t worst = 0;
+        for (std::size_t i = 0; i < got.size(); ++i)
+          worst = std::max<std::size_t>(worst, std::abs(int{got[i]} - int{expected[i]}));
+        CHECK(worst <= static_cast<std::size_t>(k.max_quanta));
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 100);
+}
+
+TEST_CASE("int8 data: outputs spread over the quantised range, so matching the oracle means something") {
+  const ConvProblem p = parse_problem("mb1ic32ih16oc32oh16kh3ph1");
+  const Int8ConvData data = make_int8_conv_data(p, 1);
+  const std::vector<std::uint8_t> out = run_int8(oracle(), p, data.weights(), data.input);
+  const std::set<std::uint8_t> levels(out.begin(), out.end());
+  CHECK(levels.size() > 100);
+  const auto saturated = std::ranges::count_if(out, [](std::uint8_t q) { return q == 0 || q == 255; });
+  CHECK(saturated < static_cast<std::ptrdiff_t>(out.size() / 100));
+  // A flipped weight moves outputs: the comparison above would see a kernel that got it wrong.
+  Int8ConvData flipped = data;
+  flipped.weight[5] = static_cast<std::int8_t>(-flipped.weight[5] - 1);
+  CHECK(run_int8(oracle(), p, flipped.weights(), flipped.input) != out);
+}
