@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common/backends.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "tests/cli_test_util.hpp"
 
@@ -73,7 +74,7 @@ TEST_CASE("lessons: every numbered kernel opens with a short lesson naming a mea
     REQUIRE(!lesson.lines.empty());
     CHECK(lesson.lines.front().rfind(id + ":", 0) == 0);  // opens with its id
     CHECK(lesson.lines.size() <= kMaxLessonLines);
-    CHECK(find_kernel(id) != nullptr);                 // the file is a listed kernel
+    CHECK((find_kernel(id) != nullptr || find_int8_kernel(id) != nullptr));  // the file is a listed kernel
     CHECK(!line_starting(lesson, "Measured: ").empty());
     CHECK(line_starting(lesson, "Run: ").rfind("build/convlab ", 0) == 0);
   }
@@ -93,10 +94,11 @@ TEST_CASE("lessons: each lesson's command runs (briefly) and names its kernel") 
     CHECK(command.find(id) != std::string::npos);
     if (command.rfind("build/convlab ", 0) != 0) continue;  // reported by the case above
     const KernelInfo* kernel = find_kernel(id);
-    REQUIRE(kernel != nullptr);
+    const Int8KernelInfo* int8_kernel = find_int8_kernel(id);
+    REQUIRE((kernel != nullptr || int8_kernel != nullptr));
     // One untimed and one timed run: the command's problem and options are checked, not its speed.
     const Outcome o = run_convlab(command.substr(std::string("build/convlab ").size()) + " --warmup 0 --trials 1");
-    if (backend_status(kernel->backend).available) {
+    if (backend_status(kernel != nullptr ? kernel->backend : int8_kernel->backend).available) {
       CHECK_MESSAGE(o.code == 0, o.err);
     } else {
       CHECK_MESSAGE(o.code == 4, o.err);  // the backend is not here: skipped with its reason, exit 4

@@ -92,7 +92,7 @@ if $arm64; then
   cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
   cmake --build build-arm64 --target convlab convlab_tests
   arm64_tests='^(kernels: (every CPU kernel|randomized sweep, every CPU|deterministic|the registry|NaN|a baseline)'
-  arm64_tests+='|reference: |ops: |batchnorm: |models: |network: |validate: |weights: |cpu[.]'
+  arm64_tests+='|reference: |ops: |batchnorm: |models: |network: |validate: |weights: |cpu[.]|int8 '
   arm64_tests+='|peak: (the register|a measurement)|cli: (listings|a run writes|conv times|the default lab)'
   arm64_tests+='|cli validate: the golden)'  # the full `peak` takes ten minutes emulated: its quick form only
   (cd build-arm64 && CONVLAB_SWEEP_PROBLEMS=100 ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" \

@@ -10,6 +10,7 @@
 
 #include "bench/harness/environment.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/cpu/auto_select.hpp"
 
 namespace convlab {
@@ -55,8 +56,28 @@ const ModelInfo& parse_model(const std::string& name) {
   }
 }
 
-std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend) {
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::fp32;
+  if (text == "int8") return Precision::int8;
+  throw InputError(fmt::format("--precision: '{}' is not one of fp32, int8", text));
+}
+
+std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend, Precision precision) {
   std::vector<std::string> ids = split(list, ',');
+  if (precision == Precision::int8) {
+    for (const std::string& id : ids) {
+      const Int8KernelInfo* k = find_int8_kernel(id);
+      if (k != nullptr && k->backend == backend) continue;
+      for (const AbsentKernel& a : absent_kernels())
+        if (a.id == id) throw InputError(fmt::format("--kernel: {} is not built into this binary: {}", id, a.why));
+      std::string choices;
+      for (const Int8KernelInfo& info : all_int8_kernels())
+        if (info.backend == backend) choices += (choices.empty() ? "" : ", ") + std::string(info.id);
+      throw InputError(fmt::format("--kernel: '{}' is not an int8 kernel of {} (choices: {})", id, to_string(backend),
+                                   choices.empty() ? "none built" : choices + ", all"));
+    }
+    return ids;
+  }
   for (const std::string& id : ids) {
     const KernelInfo* k = find_kernel(id);
     if (k != nullptr && k->backend == backend) continue;

@@ -19,8 +19,11 @@ std::vector<std::string> split(const std::string& text, char sep);
 std::vector<std::int64_t> parse_batches(const std::string& list);  // --batch 1,32
 Backend parse_backend(const std::string& name);                   // --backend
 const ModelInfo& parse_model(const std::string& name);              // --model
-// --kernel ID,ID: every id must name a kernel of `backend` ("all" is the caller's to handle).
-std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend);
+Precision parse_precision(const std::string& text);                // --precision fp32|int8
+// --kernel ID,ID: every id must name a kernel of `backend` and `precision` ("all" is the caller's
+// to handle).
+std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend,
+                                          Precision precision = Precision::fp32);
 // --threads N on `cmd`: a positive integer, anything else (0 included) refused with one line.
 // Left out, `threads` stays 0: every core.
 void add_threads_option(CLI::App& cmd, int& threads, const std::string& help = "CPU threads (default: all cores)");

@@ -26,6 +26,7 @@ struct ConvOptions {
   std::string backend = "cpu";
   std::string batches;  // empty: each descriptor's mb
   std::string kernels = "all";
+  std::string precision = "fp32";
   int warmup = 10;
   int trials = 50;
   int threads = 0;
@@ -46,7 +47,8 @@ int run_conv(const ConvOptions& o) {
                                       : std::vector<NamedProblem>{{parse_problem(o.problem), ""}};
   if (!o.batches.empty()) config.batches = parse_batches(o.batches);
   config.backend = parse_backend(o.backend);
-  if (o.kernels != "all") config.kernels = parse_kernel_ids(o.kernels, config.backend);
+  config.precision = parse_precision(o.precision);
+  if (o.kernels != "all") config.kernels = parse_kernel_ids(o.kernels, config.backend, config.precision);
   require_backend(config.backend);
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
   config.interleave = o.interleave;
@@ -56,8 +58,13 @@ int run_conv(const ConvOptions& o) {
   const Environment env = collect_environment();
   Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
-  fmt::print("protocol: warmup {}, {}{}, outputs checked against cpu.00_reference before timing\n", o.warmup,
-             count_of(o.trials, "trial"), o.interleave ? ", a problem's kernels interleaved trial by trial" : "");
+  const bool int8 = config.precision == Precision::int8;
+  if (int8) config.peak_gflops = 0;  // GOP/s of int8 are not a share of the FP32 FMA peak
+  fmt::print("protocol: warmup {}, {}{}, outputs checked against {} before timing\n", o.warmup,
+             count_of(o.trials, "trial"), o.interleave ? ", a problem's kernels interleaved trial by trial" : "",
+             int8 ? "cpu.20_int8_reference (in quanta of the output scale)" : "cpu.00_reference");
+  if (int8)
+    fmt::print("int8: seeded quint8 input and qint8 weights with per-channel scales (kernels/common/quantize.hpp)\n");
   catch_interrupts();
   std::vector<Result> results;
   try {
@@ -92,6 +99,7 @@ Command add_conv_command(CLI::App& app) {
   conv->add_option("--backend", o->backend, "cpu or cuda: whose kernels run")->capture_default_str();
   conv->add_option("--kernel", o->kernels, "Kernel id(s) of that backend, comma-separated, or all")
       ->capture_default_str();
+  conv->add_option("--precision", o->precision, "fp32 or int8: which kernels run, on which data")->capture_default_str();
   conv->add_option("--warmup", o->warmup, "Untimed runs before the trials")->capture_default_str();
   conv->add_option("--trials", o->trials, "Timed runs per kernel")->capture_default_str();
   add_threads_option(*conv, o->threads);

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -12,6 +13,7 @@
 
 #include "bench/check/tolerance.hpp"
 #include "bench/harness/model_bench.hpp"
+#include "bench/harness/prepared_conv.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/cpu/reference.hpp"
@@ -39,25 +41,10 @@ Buffers make_buffers(const ConvProblem& p, std::uint64_t seed) {
 // Compares `out` with the oracle: every output for small problems, an evenly spread sample of
 // kSampledOutputs for large ones (the oracle would take seconds there).
 ErrorStats check_against_reference(const ConvProblem& p, const Buffers& b, const float* out) {
-  const std::int64_t total = p.output_elems(), oh = p.out_h(), ow = p.out_w();
-  ErrorStats e;
-  e.sampled = p.flops() > kFullCheckMaxFlops && total > kSampledOutputs;
-  const std::int64_t count = e.sampled ? kSampledOutputs : total;
-  double diff2 = 0, ref2 = 0;
-  for (std::int64_t s = 0; s < count; ++s) {
-    const std::int64_t i = e.sampled ? s * (total / count) + (s * 7919) % (total / count) : s;
-    const std::int64_t x = i % ow, y = i / ow % oh, k = i / (ow * oh) % p.k, n = i / (ow * oh * p.k);
+  return compare_outputs(p, [&](std::int64_t i, std::int64_t n, std::int64_t k, std::int64_t y, std::int64_t x) {
     const double ref = cpu::reference_output(p, b.input.data(), b.weight, b.bias, Activation::none, n, k, y, x);
-    const double d = std::fabs(static_cast<double>(out[i]) - ref);
-    if (!(d <= e.max_abs)) e.max_abs = d;  // NaN included: std::max would drop it
-    e.max_rel = std::max(e.max_rel, d / std::max(std::fabs(ref), 1e-6));
-    diff2 += d * d;
-    ref2 += ref * ref;
-    e.peak = std::max(e.peak, std::fabs(ref));
-  }
-  e.normalised = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  e.checked = count;
-  return e;
+    return std::pair{std::fabs(static_cast<double>(out[i]) - ref), ref};
+  });
 }
 
 }  // namespace
@@ -87,25 +74,27 @@ ConvBuffers host_buffers(const Buffers& b, std::unique_ptr<float[], detail::Alig
   return {b.input.data(), out, [out] { return out; }};
 }
 
-// One kernel planned for one problem, its output checked against the oracle: ready to time.
-// Held by pointer: `io` and the run closures point into it.
-struct Prepared {
+// An FP32 kernel planned for one problem, its output checked against the oracle. Held by
+// pointer: `io` and the run closures point into it.
+struct PreparedFp32 final : PreparedConv {
   Buffers buffers;
   std::unique_ptr<PlannedConv> planned;
   std::unique_ptr<float[], detail::AlignedFree> workspace, host_output;
   std::optional<gpu::DeviceBuffer> device_in, device_out;
   ConvBuffers io;
-  Device* device = nullptr;
 
-  void run() const { planned->run(io.input, io.output, workspace.get()); }
-  void run_layout_changes_only() const { planned->run_layout_changes_only(io.input, io.output, workspace.get()); }
+  void run() const override { planned->run(io.input, io.output, workspace.get()); }
+  bool changes_layout() const override { return planned->changes_layout(); }
+  void run_layout_changes_only() const override {
+    planned->run_layout_changes_only(io.input, io.output, workspace.get());
+  }
 };
 
 // Plans `info` on `p`, runs it once and checks its output against the oracle (filling r's
-// memory account and accuracy); the GPU device is made with the first GPU kernel.
-std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, std::uint64_t seed, Device& cpu,
-                                  std::unique_ptr<Device>& gpu, Result& r) {
-  auto k = std::make_unique<Prepared>();
+// memory account, accuracy and error); the GPU device is made with the first GPU kernel.
+std::unique_ptr<PreparedConv> prepare_fp32(const KernelInfo& info, const ConvProblem& p, std::uint64_t seed,
+                                           Device& cpu, std::unique_ptr<Device>& gpu, Result& r) {
+  auto k = std::make_unique<PreparedFp32>();
   k->buffers = make_buffers(p, seed);
   const Buffers& b = k->buffers;
   k->planned = info.plan(p, ConvWeights{b.weight, b.bias}, Epilogue{});
@@ -122,7 +111,7 @@ std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, 
     k->device_in.emplace(rt, b.input.size());
     k->device_out.emplace(rt, static_cast<std::size_t>(p.output_elems()));
     rt.upload(k->device_in->data(), b.input.data(), b.input.size());
-    Prepared* self = k.get();
+    PreparedFp32* self = k.get();
     k->io = {self->device_in->data(), self->device_out->data(), [&rt, self] {
                rt.download(self->host_output.get(), self->device_out->data(), self->device_out->size());
                rt.synchronize();
@@ -133,16 +122,17 @@ std::unique_ptr<Prepared> prepare(const KernelInfo& info, const ConvProblem& p, 
   }
   k->run();  // the check comes before any timing
   r.accuracy = check_against_reference(p, b, k->io.result());
+  r.error = judge_accuracy(*r.accuracy, info.error_scale);
   return k;
 }
 
 // r's timings from its measurement, and its layout changes timed alone.
-void summarize_into(Result& r, Measurement m, const Prepared& k, const ConvBenchConfig& config, Clock& clock) {
+void summarize_into(Result& r, Measurement m, const PreparedConv& k, const ConvBenchConfig& config, Clock& clock) {
   r.measurement = std::move(m);
   r.latency = summarize(r.measurement.samples_ms, config.method);
   if (!r.measurement.device_samples_ms.empty())
     r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
-  if (k.planned->changes_layout())
+  if (k.changes_layout())
     r.layout_ms = summarize(measure([&k] { k.run_layout_changes_only(); }, *k.device, kLayoutProtocol, clock).samples_ms).p50;
 }
 
@@ -150,6 +140,41 @@ void mark_out_of_memory(Result& r) {
   r.status = ResultStatus::out_of_memory;
   r.accuracy.reset();
   r.error = fmt::format("out of memory at batch {}", r.batch);
+}
+
+// A kernel of the configured precision, found by id: whose it is, whether it can run the problem
+// here, and how to prepare it.
+struct Candidate {
+  Backend backend = Backend::cpu;
+  bool runs = false;  // its backend is available and it supports the problem
+  std::function<std::unique_ptr<PreparedConv>(Result&)> prepare;
+};
+
+Candidate find_candidate(const std::string& id, const ConvBenchConfig& config, const ConvProblem& p, Device& cpu,
+                         std::unique_ptr<Device>& gpu) {
+  if (config.precision == Precision::int8) {
+    const Int8KernelInfo* info = find_int8_kernel(id);
+    if (info == nullptr) throw InputError(fmt::format("--kernel: unknown int8 kernel '{}'", id));
+    return {info->backend, backend_status(info->backend).available && info->supports(p),
+            [info, &p, &config, &cpu](Result& r) { return prepare_int8(*info, p, config.seed, cpu, r); }};
+  }
+  const KernelInfo* info = find_kernel(id);
+  if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
+  return {info->backend, backend_status(info->backend).available && info->supports(p),
+          [info, &p, &config, &cpu, &gpu](Result& r) { return prepare_fp32(*info, p, config.seed, cpu, gpu, r); }};
+}
+
+// Every kernel of the configured backend and precision that supports p, in list order.
+std::vector<std::string> default_kernels(const ConvBenchConfig& config, const ConvProblem& p) {
+  std::vector<std::string> ids;
+  if (config.precision == Precision::int8) {
+    for (const Int8KernelInfo& k : all_int8_kernels())
+      if (k.backend == config.backend && k.supports(p)) ids.emplace_back(k.id);
+  } else {
+    for (const KernelInfo& k : all_kernels())
+      if (k.backend == config.backend && k.supports(p)) ids.emplace_back(k.id);
+  }
+  return ids;
 }
 
 }  // namespace
@@ -162,36 +187,31 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
     const std::vector<std::int64_t> batches = config.batches.empty() ? std::vector{np.problem.n} : config.batches;
     for (const std::int64_t batch : batches) {
       const ConvProblem p = np.problem.with_batch(batch);
-      std::vector<std::string> ids = config.kernels;
-      if (ids.empty())
-        for (const KernelInfo& k : all_kernels())
-          if (k.backend == config.backend && k.supports(p)) ids.emplace_back(k.id);
+      const std::vector<std::string> ids = config.kernels.empty() ? default_kernels(config, p) : config.kernels;
       // One at a time: each kernel planned, checked, timed and freed before the next. Interleaved:
       // all planned and checked first, then timed together round by round (measure_interleaved).
       std::vector<Result> rows;
-      std::vector<std::unique_ptr<Prepared>> prepared;  // interleaved: rows[i]'s kernel, or null
+      std::vector<std::unique_ptr<PreparedConv>> prepared;  // interleaved: rows[i]'s kernel, or null
       RowMemoryProbe set_memory;  // interleaved: the kernels' memory is held together, no row's own
       if (config.interleave) set_memory.start();
       for (const std::string& id : ids) {
-        const KernelInfo* info = find_kernel(id);
-        if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));
-        if (!backend_status(info->backend).available || !info->supports(p)) continue;  // listed as unsupported
+        const Candidate candidate = find_candidate(id, config, p, *cpu, gpu);
+        if (!candidate.runs) continue;  // listed as unsupported
         Result& r = rows.emplace_back(Result{
-            .problem = to_string(p), .role = np.role, .backend = std::string(to_string(info->backend)), .kernel = id,
-            .batch = batch, .threads = omp_get_max_threads(), .interleaved = config.interleave,
+            .problem = to_string(p), .role = np.role, .backend = std::string(to_string(candidate.backend)), .kernel = id,
+            .precision = config.precision, .batch = batch, .threads = omp_get_max_threads(), .interleaved = config.interleave,
             .protocol = config.protocol, .method = config.method, .flops_per_item = p.with_batch(1).flops(),
             .peak_gflops = config.peak_gflops});
-        std::unique_ptr<Prepared> k;
+        std::unique_ptr<PreparedConv> k;
         RowMemoryProbe memory;
         if (!config.interleave) memory.start();
         try {
-          k = prepare(*info, p, config.seed, *cpu, gpu, r);
-          r.error = judge_accuracy(*r.accuracy, info->error_scale);
+          k = candidate.prepare(r);
           if (!r.error.empty()) {  // judged, never timed: its numbers would only mislead
             r.status = ResultStatus::invalid;
             k.reset();
           } else if (!config.interleave) {
-            Prepared& one = *k;
+            const PreparedConv& one = *k;
             Measurement m = measure([&one] { one.run(); }, *one.device, config.protocol, clock);
             r.row_memory = memory.finish(m.rss_before_bytes);  // before the layout timing resets the peak
             summarize_into(r, std::move(m), one, config, clock);
@@ -207,7 +227,7 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
         std::vector<Workload> workloads;
         std::vector<std::size_t> rows_timed;
         for (std::size_t i = 0; i < rows.size(); ++i)
-          if (const Prepared* k = prepared[i].get()) {
+          if (const PreparedConv* k = prepared[i].get()) {
             workloads.push_back({[k] { k->run(); }, k->device});
             rows_timed.push_back(i);
           }
@@ -232,38 +252,53 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
   return results;
 }
 
+namespace {
+// The oneDNN baseline that a row of this precision is compared with.
+std::string_view onednn_id(Precision precision) { return precision == Precision::int8 ? "onednn.conv_int8" : "onednn.conv"; }
+
+// One of our kernels that compete on speed: neither a library nor an oracle.
+bool ours_to_compare(const Result& r) {
+  if (r.precision == Precision::int8) {
+    const Int8KernelInfo* info = find_int8_kernel(r.kernel);
+    return info != nullptr && !info->baseline && r.kernel != "cpu.20_int8_reference";
+  }
+  const KernelInfo* info = find_kernel(r.kernel);
+  return info != nullptr && !info->baseline && r.kernel != "cpu.00_reference";
+}
+}  // namespace
+
 std::string best_versus_onednn_summary(const std::vector<Result>& results) {
   struct Pair {
     double best = 0, onednn = 0;
     std::string best_kernel;
   };
-  std::map<std::int64_t, std::map<std::string, Pair>> by_batch;  // batch -> problem -> timings
+  // precision -> batch -> problem -> timings
+  std::map<Precision, std::map<std::int64_t, std::map<std::string, Pair>>> by_precision;
   for (const Result& r : results) {
     if (r.status != ResultStatus::ok) continue;
-    const KernelInfo* info = find_kernel(r.kernel);
-    Pair& pair = by_batch[r.batch][r.problem];
-    if (r.kernel == "onednn.conv") {
+    Pair& pair = by_precision[r.precision][r.batch][r.problem];
+    if (r.kernel == onednn_id(r.precision)) {
       pair.onednn = r.latency.p50;
-    } else if (info != nullptr && !info->baseline && r.kernel != "cpu.00_reference" &&
-               (pair.best == 0 || r.latency.p50 < pair.best)) {
+    } else if (ours_to_compare(r) && (pair.best == 0 || r.latency.p50 < pair.best)) {
       pair.best = r.latency.p50;
       pair.best_kernel = r.kernel;
     }
   }
   std::string out;
-  for (const auto& [batch, problems] : by_batch) {
-    double log_sum = 0;
-    int count = 0, wins = 0;
-    for (const auto& [problem, pair] : problems) {
-      if (pair.best == 0 || pair.onednn == 0) continue;
-      log_sum += std::log(pair.onednn / pair.best);
-      ++count;
-      wins += pair.best < pair.onednn;
+  for (const auto& [precision, by_batch] : by_precision)
+    for (const auto& [batch, problems] : by_batch) {
+      double log_sum = 0;
+      int count = 0, wins = 0;
+      for (const auto& [problem, pair] : problems) {
+        if (pair.best == 0 || pair.onednn == 0) continue;
+        log_sum += std::log(pair.onednn / pair.best);
+        ++count;
+        wins += pair.best < pair.onednn;
+      }
+      if (count > 0)
+        out += fmt::format("batch {}: best of ours vs {} over {} problems: geometric mean {:.2f}x faster ({} of {} won)\n",
+                           batch, onednn_id(precision), count, std::exp(log_sum / count), wins, count);
     }
-    if (count > 0)
-      out += fmt::format("batch {}: best of ours vs onednn.conv over {} problems: geometric mean {:.2f}x faster ({} of {} won)\n",
-                         batch, count, std::exp(log_sum / count), wins, count);
-  }
   return out;
 }
 
@@ -318,12 +353,17 @@ std::string auto_versus_best_summary(const std::vector<Result>& results) {
 
 std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const std::vector<Result>& results) {
   const std::string descriptor = to_string(np.problem.with_batch(batch));
+  // A block holds one precision (conv runs one per invocation): int8 rows count operations and quanta.
+  const auto first = std::ranges::find(results, descriptor, &Result::problem);
+  const Precision precision = first != results.end() ? first->precision : Precision::fp32;
+  const bool int8 = precision == Precision::int8;
   std::string out = fmt::format("\n{}{}\n", descriptor, np.role.empty() ? "" : "  (" + np.role + ")");
   out += fmt::format("  {:<24} {:>10} {:>10} {:>9} {:>9} {:>6} {:>9} {:>10} {:>10}  {}\n", "kernel", "p50 ms", "p95 ms",
-                     "layout ms", "GFLOP/s", "%peak", "vs onednn", "max abs", "norm err", "flags");
+                     "layout ms", int8 ? "GOP/s" : "GFLOP/s", "%peak", "vs onednn", int8 ? "max quanta" : "max abs",
+                     "norm err", "flags");
   const Result* onednn = nullptr;
   for (const Result& r : results)
-    if (r.problem == descriptor && r.kernel == "onednn.conv" && r.status == ResultStatus::ok) onednn = &r;
+    if (r.problem == descriptor && r.kernel == onednn_id(precision) && r.status == ResultStatus::ok) onednn = &r;
   for (const Result& r : results) {
     if (r.problem != descriptor) continue;
     if (r.status != ResultStatus::ok) {
@@ -332,8 +372,10 @@ std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const s
     }
     const std::string ratio = onednn != nullptr ? fmt::format("{:.2f}x", onednn->latency.p50 / r.latency.p50) : "-";
     const std::string layout = r.layout_ms ? fmt::format("{:.3f}", *r.layout_ms) : "-";
-    out += fmt::format("  {:<24} {:>10.3f} {:>10.3f} {:>9} {:>9.1f} {:>6.1f} {:>9} {:>10.2e} {:>10.2e}  {}{}\n", r.kernel,
-                       r.latency.p50, r.latency.p95, layout, r.gflops(), r.percent_of_peak(), ratio, r.accuracy->max_abs,
+    const std::string peak = r.peak_gflops > 0 ? fmt::format("{:.1f}", r.percent_of_peak()) : "-";
+    const std::string max_abs = int8 ? fmt::format("{:.0f}", r.accuracy->max_abs) : fmt::format("{:.2e}", r.accuracy->max_abs);
+    out += fmt::format("  {:<24} {:>10.3f} {:>10.3f} {:>9} {:>9.1f} {:>6} {:>9} {:>10} {:>10.2e}  {}{}\n", r.kernel,
+                       r.latency.p50, r.latency.p95, layout, r.gflops(), peak, ratio, max_abs,
                        r.accuracy->normalised, r.accuracy->sampled ? "sampled-check," : "", fmt::join(r.flags(), ","));
   }
   for (const Result& r : results)  // what the choosing kernels chose; the timings behind it are in the JSON

@@ -101,6 +101,7 @@ nlohmann::json to_json(const Result& r) {
   if (!r.mode.empty()) j["mode"] = r.mode;
   j.update({
       {"kernel", r.kernel},
+      {"precision", to_string(r.precision)},
       {"batch", r.batch},
       {"threads", r.threads},
       {"status", to_string(r.status)},

@@ -25,7 +25,9 @@ inline constexpr const char* kSchema = "convlab/1";
 enum class ResultStatus { ok, out_of_memory, invalid };
 std::string_view to_string(ResultStatus status);
 
-// How far a kernel's output is from the oracle's on the same input.
+// How far a kernel's output is from the oracle's on the same input. Int8 rows compare quantised
+// values: max_abs counts quanta of the output scale, peak is the largest |q - zero point| and
+// normalised is ||q - q_ref|| / ||q_ref - zero point||.
 struct ErrorStats {
   double max_abs = 0;
   double max_rel = 0;     // max |out - ref| / max(|ref|, 1e-6): large only where ref is near zero
@@ -53,6 +55,7 @@ struct Result {
   std::string problem;  // the benchdnn descriptor, for a single convolution
   std::string role;     // e.g. "first layer", for a single convolution
   std::string backend, kernel;
+  Precision precision = Precision::fp32;  // int8 rows: accuracy counts quanta of the output scale
   // GPU: "eager", "eager+transfers" or "graph" (bench/harness/gpu_model_bench.hpp); "end-to-end" for a pass that
   // decodes and preprocesses its batch first (bench/pipeline/end_to_end.hpp); empty: the forward alone on the CPU
   std::string mode;
@@ -72,7 +75,7 @@ struct Result {
   bool effective_flops = false;  // a kernel did fewer multiplies than counted (Winograd): flag effective_flops
   double flops_per_item = 0;
   double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
-  std::optional<ErrorStats> accuracy;  // against cpu.00_reference, where checked
+  std::optional<ErrorStats> accuracy;  // against cpu.00_reference (int8: cpu.20_int8_reference), where checked
   std::vector<std::string> choices;    // "conv1: chose ..." for kernels that choose (cpu.auto)
   std::optional<double> layout_ms;     // p50 of the layout conversions alone, when the kernel makes any
   std::vector<LayerTime> layer_times;  // with --per-layer: each layer's median and share

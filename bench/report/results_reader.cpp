@@ -83,6 +83,10 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
   if (r.model.empty() && r.problem.empty()) rd.fail("missing field 'model' (or 'problem' for a convolution)");
   r.role = rd.text_or(row, "role", "");
   r.mode = rd.text_or(row, "mode", "");
+  if (const std::string precision = rd.text_or(row, "precision", "fp32"); precision == "int8")
+    r.precision = Precision::int8;
+  else if (precision != "fp32")
+    rd.fail(fmt::format("precision '{}' is not fp32 or int8", precision));
   r.batch = rd.integer(row, "batch", 1);
   if (row.contains("threads")) r.threads = static_cast<int>(rd.integer(row, "threads", 0));
   r.status = parse_status(rd, rd.text(row, "status"));

@@ -24,7 +24,9 @@ class PlannedInt8Conv {
   virtual std::size_t weight_bytes() const = 0;
   // The timed forward: input problem.input_elems() quint8 values, NCHW; output output_elems().
   virtual void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const = 0;
+  // As for FP32: a kernel that converts layouts inside run also exposes the conversions alone.
   virtual bool changes_layout() const { return false; }
+  virtual void run_layout_changes_only(const std::uint8_t* /*input*/, std::uint8_t* /*output*/, void* /*workspace*/) const {}
 };
 
 struct Int8KernelInfo {

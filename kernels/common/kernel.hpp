@@ -18,6 +18,10 @@ namespace convlab {
 enum class Backend { cpu, cuda, metal };
 std::string_view to_string(Backend backend);
 
+// What a kernel computes in: FP32 (this contract) or int8 (kernels/common/int8_kernel.hpp).
+enum class Precision { fp32, int8 };
+std::string_view to_string(Precision precision);
+
 // The activation fused after conv + bias. ReLU6 is MobileNet's clamp to [0, 6].
 enum class Activation { none, relu, relu6 };
 std::string_view to_string(Activation activation);

@@ -14,20 +14,24 @@ namespace convlab {
   std::string symbol##_unsupported(const ConvProblem&);                            \
   std::unique_ptr<PlannedConv> symbol##_plan(const ConvProblem&, const ConvWeights&, Epilogue);
 
+#define CONVLAB_DECLARE_INT8_KERNEL(symbol)                           \
+  std::string symbol##_unsupported(const ConvProblem&);               \
+  std::unique_ptr<PlannedInt8Conv> symbol##_plan(const ConvProblem&, const Int8ConvWeights&, Epilogue);
+
 namespace cpu {
 #define CONVLAB_CPU_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
 #include "kernels/cpu/cpu_kernels.inc"
 #undef CONVLAB_CPU_KERNEL
-#define CONVLAB_CPU_INT8_KERNEL(symbol, id, summary, deterministic) \
-  std::string symbol##_unsupported(const ConvProblem&);               \
-  std::unique_ptr<PlannedInt8Conv> symbol##_plan(const ConvProblem&, const Int8ConvWeights&, Epilogue);
+#define CONVLAB_CPU_INT8_KERNEL(symbol, id, summary, deterministic) CONVLAB_DECLARE_INT8_KERNEL(symbol)
 #include "kernels/cpu/cpu_int8_kernels.inc"
 #undef CONVLAB_CPU_INT8_KERNEL
 }  // namespace cpu
 
 namespace baseline {
 #define CONVLAB_BASELINE_KERNEL(symbol, id, summary, deterministic, error_scale) CONVLAB_DECLARE_KERNEL(symbol)
+#define CONVLAB_BASELINE_INT8_KERNEL(symbol, id, summary, deterministic, max_quanta) CONVLAB_DECLARE_INT8_KERNEL(symbol)
 #include "kernels/baseline/baseline_kernels.inc"
+#undef CONVLAB_BASELINE_INT8_KERNEL
 #undef CONVLAB_BASELINE_KERNEL
 }  // namespace baseline
 
@@ -57,7 +61,9 @@ const KernelInfo kKernels[] = {
 #undef CONVLAB_CPU_KERNEL
 #define CONVLAB_BASELINE_KERNEL(symbol, id, summary, deterministic, error_scale) \
   {id, Backend::cpu, summary, true, deterministic, error_scale, &baseline::symbol##_unsupported, &baseline::symbol##_plan},
+#define CONVLAB_BASELINE_INT8_KERNEL(...)
 #include "kernels/baseline/baseline_kernels.inc"
+#undef CONVLAB_BASELINE_INT8_KERNEL
 #undef CONVLAB_BASELINE_KERNEL
 #define CONVLAB_CUDA_KERNEL(symbol, id, summary, deterministic, error_scale) \
   {id, Backend::cuda, summary, false, deterministic, error_scale, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
@@ -79,6 +85,12 @@ const Int8KernelInfo kInt8Kernels[] = {
   {id, Backend::cpu, summary, false, deterministic, 0, &cpu::symbol##_unsupported, &cpu::symbol##_plan},
 #include "kernels/cpu/cpu_int8_kernels.inc"
 #undef CONVLAB_CPU_INT8_KERNEL
+#define CONVLAB_BASELINE_KERNEL(...)
+#define CONVLAB_BASELINE_INT8_KERNEL(symbol, id, summary, deterministic, max_quanta) \
+  {id, Backend::cpu, summary, true, deterministic, max_quanta, &baseline::symbol##_unsupported, &baseline::symbol##_plan},
+#include "kernels/baseline/baseline_kernels.inc"
+#undef CONVLAB_BASELINE_INT8_KERNEL
+#undef CONVLAB_BASELINE_KERNEL
 };
 }  // namespace
 
@@ -90,6 +102,8 @@ std::string_view to_string(Backend backend) {
   }
   return "?";
 }
+
+std::string_view to_string(Precision precision) { return precision == Precision::int8 ? "int8" : "fp32"; }
 
 std::string_view to_string(Activation activation) {
   switch (activation) {
@@ -108,6 +122,9 @@ std::span<const AbsentKernel> absent_kernels() {
 #else
   static constexpr AbsentKernel kAbsent[] = {
       {"onednn.conv", "cpu",
+       "no oneDNN for this target when convlab was configured (apt-get install libdnnl-dev; cross builds "
+       "have none)"},
+      {"onednn.conv_int8", "cpu",
        "no oneDNN for this target when convlab was configured (apt-get install libdnnl-dev; cross builds "
        "have none)"}};
   return kAbsent;
