@@ -27,18 +27,19 @@ void relu(float* x, std::int64_t count) {
 }
 
 namespace {
-// Shared window walk of max and average pooling; `reduce` sees the in-bounds values of a window.
-template <typename Init, typename Step, typename Finish>
-void pool2d(const float* in, const Shape& s, float* out, const Pool2d& pool, Init init, Step step, Finish finish) {
+// Shared window walk of max and average pooling, FP32 and quint8; `step` sees the in-bounds
+// values of a window.
+template <typename T, typename Init, typename Step, typename Finish>
+void pool2d(const T* in, const Shape& s, T* out, const Pool2d& pool, Init init, Step step, Finish finish) {
   const Shape o = pool_output_shape(s, pool);
 #pragma omp parallel for collapse(2) schedule(static)
   for (std::int64_t n = 0; n < s.n(); ++n) {
     for (std::int64_t c = 0; c < s.c(); ++c) {
-      const float* plane = in + (n * s.c() + c) * s.h() * s.w();
-      float* dst = out + (n * s.c() + c) * o.h() * o.w();
+      const T* plane = in + (n * s.c() + c) * s.h() * s.w();
+      T* dst = out + (n * s.c() + c) * o.h() * o.w();
       for (std::int64_t y = 0; y < o.h(); ++y) {
         for (std::int64_t x = 0; x < o.w(); ++x) {
-          float acc = init();
+          auto acc = init();
           for (std::int64_t i = 0; i < pool.kernel; ++i) {
             const std::int64_t iy = y * pool.stride - pool.pad + i;
             if (iy < 0 || iy >= s.h()) continue;
@@ -109,6 +110,52 @@ void add(const float* a, const float* b, float* out, std::int64_t count, bool re
     const float v = a[i] + b[i];
     out[i] = relu_after ? std::max(v, 0.0f) : v;
   }
+}
+
+// Quantised operators. A max commutes with the affine map and an average nearly does, so the pools
+// keep their input's scale and zero point (as PyTorch's quantised pools do) and work on the bytes.
+
+void max_pool2d_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out, const Pool2d& pool) {
+  pool2d(in, s, out, pool, [] { return 0; }, [](int a, std::uint8_t v) { return std::max(a, int{v}); },
+         [](int a) { return static_cast<std::uint8_t>(a); });
+}
+
+void avg_pool2d_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out, const Pool2d& pool, std::int32_t zero_point) {
+  // Sums (q - zero point): padding, the real 0, adds nothing and still counts in the divisor.
+  const float area = static_cast<float>(pool.kernel * pool.kernel);
+  pool2d(in, s, out, pool, [] { return 0; }, [zero_point](int a, std::uint8_t v) { return a + v - zero_point; },
+         [area, zero_point](int a) { return saturate_u8(static_cast<std::int32_t>(std::nearbyint(a / area)) + zero_point); });
+}
+
+void global_avg_pool_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out) {
+  const std::int64_t plane = s.h() * s.w();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t nc = 0; nc < s.n() * s.c(); ++nc) {
+    std::int64_t sum = 0;
+    for (std::int64_t i = 0; i < plane; ++i) sum += in[nc * plane + i];
+    out[nc] = saturate_u8(static_cast<std::int32_t>(std::nearbyint(static_cast<double>(sum) / static_cast<double>(plane))));
+  }
+}
+
+void add_u8(const std::uint8_t* a, QuantParams qa, const std::uint8_t* b, QuantParams qb, std::uint8_t* out,
+         QuantParams qout, std::int64_t count, bool relu_after) {
+  const float sa = qa.scale / qout.scale, sb = qb.scale / qout.scale;
+  const std::int32_t lo = relu_after ? qout.zero_point : 0;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) {
+    const float y = std::fma(sa, static_cast<float>(a[i] - qa.zero_point), sb * static_cast<float>(b[i] - qb.zero_point));
+    out[i] = std::max(saturate_u8(static_cast<std::int32_t>(std::nearbyint(y)) + qout.zero_point), static_cast<std::uint8_t>(lo));
+  }
+}
+
+void quantize(const float* in, std::uint8_t* out, std::int64_t count, QuantParams q) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) out[i] = quantize_u8(in[i], q);
+}
+
+void dequantize(const std::uint8_t* in, float* out, std::int64_t count, QuantParams q) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < count; ++i) out[i] = convlab::dequantize(in[i], q);
 }
 
 }  // namespace convlab::ops

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/quantize.hpp"
 #include "kernels/common/tensor.hpp"
 
 namespace convlab::ops {
@@ -31,5 +32,16 @@ void linear(const float* in, std::int64_t batch, std::int64_t in_features, const
 void softmax(const float* in, std::int64_t batch, std::int64_t classes, float* out);
 // out = a + b (optionally then ReLU): the residual connection.
 void add(const float* a, const float* b, float* out, std::int64_t count, bool relu = false);
+
+// Quantised (quint8) twins, for int8 networks (models/quantized_network.hpp). The pools keep
+// their input's quantisation; add requantises both inputs to its own (then ReLU clamps at the
+// real 0); quantize and dequantize are PyTorch's QuantStub and DeQuantStub.
+void max_pool2d_u8(const std::uint8_t* in, const Shape& in_shape, std::uint8_t* out, const Pool2d& pool);
+void avg_pool2d_u8(const std::uint8_t* in, const Shape& in_shape, std::uint8_t* out, const Pool2d& pool, std::int32_t zero_point);
+void global_avg_pool_u8(const std::uint8_t* in, const Shape& in_shape, std::uint8_t* out);
+void add_u8(const std::uint8_t* a, QuantParams qa, const std::uint8_t* b, QuantParams qb, std::uint8_t* out,
+         QuantParams qout, std::int64_t count, bool relu = false);
+void quantize(const float* in, std::uint8_t* out, std::int64_t count, QuantParams q);
+void dequantize(const std::uint8_t* in, float* out, std::int64_t count, QuantParams q);
 
 }  // namespace convlab::ops
