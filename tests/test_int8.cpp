@@ -196,3 +196,34 @@ TEST_CASE("cli: conv --precision int8 times the int8 kernels beside oneDNN's, ea
   test::check_usage_error("conv --precision int8 --problem mb1ic8ih9oc8oh9kh3 --kernel cpu.02_direct_xsimd",
                           "--kernel: 'cpu.02_direct_xsimd' is not an int8 kernel of cpu");
 }
+
+TEST_CASE("cli: run --precision fp32,int8 times both in one run and says what int8 changed: size, speed, predictions") {
+  const fs::path json = test::scratch() / "run-int8.json";
+  const test::Outcome o = test::run_convlab(
+      "run --model resnet8 --precision fp32,int8 --kernel cpu.01_im2col_eigen,cpu.21_int8_direct_madd --batch 1,2 "
+      "--warmup 0 --trials 2 --calibration 4 --eval-inputs 8 --json " + json.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("int8 vs fp32: parameters 303.5 KiB -> 78.2 KiB") != std::string::npos);
+  CHECK(o.out.find("of 8 inputs") != std::string::npos);
+  CHECK(o.out.find("SQNR per layer (dB; under 20 flagged LOW): conv1 ") != std::string::npos);
+  CHECK(o.out.find("batch 2: int8 cpu.21_int8_direct_madd") != std::string::npos);
+  const auto doc = nlohmann::json::parse(test::slurp(json));
+  REQUIRE(doc["results"].size() == 4);
+  for (const auto& r : doc["results"]) {
+    CHECK(r["status"] == "ok");
+    const bool int8 = r["kernel"] == "cpu.21_int8_direct_madd";
+    CHECK(r["precision"] == (int8 ? "int8" : "fp32"));
+    CHECK(r.contains("quantization") == int8);
+    if (!int8) continue;
+    CHECK(r["quantization"]["source"] == "min/max calibration on 4 seeded inputs");
+    CHECK(r["quantization"]["eval_inputs"] == 8);
+    CHECK(r["quantization"]["layer_sqnr_db"].contains("layer3.0.conv2"));
+  }
+  test::check_usage_error("run --model resnet8 --kernel cpu.21_int8_direct_madd",
+                          "--kernel: cpu.21_int8_direct_madd is an int8 kernel: add --precision int8");
+  test::check_usage_error("run --model resnet8 --precision int8 --backend cuda",
+                          "--precision int8: int8 networks run on the CPU backend only for now");
+  test::check_usage_error("run --model resnet8 --precision int8 --eval-inputs 0", "--eval-inputs: 0 must be at least 1");
+  test::check_usage_error("run --model resnet8 --precision int8 --kernel all --per-layer",
+                          "--per-layer time FP32 kernels only for now");
+}

@@ -14,6 +14,7 @@
 #include "bench/report/wording.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "models/weight_file.hpp"
 
 namespace convlab {
@@ -39,10 +40,30 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   config.fresh_processes = o.fresh_processes;
   if (o.cuda_graph && config.backend != Backend::cuda) throw InputError("--cuda-graph applies to --backend cuda only");
   if (o.no_fuse && config.backend == Backend::cpu) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
+  bool fp32 = false, int8 = false;
+  for (const std::string& p : split(o.precisions, ',')) (parse_precision(p) == Precision::int8 ? int8 : fp32) = true;
+  if (int8 && config.backend != Backend::cpu) throw InputError("--precision int8: int8 networks run on the CPU backend only for now");
+  if (o.calibration < 1) throw InputError(fmt::format("--calibration: {} must be at least 1", o.calibration));
+  if (o.eval_inputs < 1) throw InputError(fmt::format("--eval-inputs: {} must be at least 1", o.eval_inputs));
+  config.calibration_inputs = o.calibration;
+  config.eval_inputs = o.eval_inputs;
   if (o.kernels == "all") {
-    config.kernels = kernels_for_model(o.model, config.backend);
+    if (fp32) config.kernels = kernels_for_model(o.model, config.backend);
+    if (int8)
+      for (const Int8KernelInfo& k : all_int8_kernels())  // ours: each runs every layer, the oracle what it cannot
+        if (k.backend == config.backend && !k.baseline) config.kernels.emplace_back(k.id);
   } else {
-    config.kernels = parse_kernel_ids(o.kernels == "auto" ? fmt::format("{}.auto", o.backend) : o.kernels, config.backend);
+    // Ids of either precision; "auto": cpu.auto, and for int8 our fastest int8 kernel.
+    for (const std::string& id : split(o.kernels == "auto" ? fmt::format("{}.auto", o.backend) : o.kernels, ',')) {
+      if (id == "cpu.auto" && int8) config.kernels.emplace_back("cpu.21_int8_direct_madd");
+      if (find_int8_kernel(id) != nullptr) {
+        if (!int8) throw InputError(fmt::format("--kernel: {} is an int8 kernel: add --precision int8 (or fp32,int8)", id));
+        parse_kernel_ids(id, config.backend, Precision::int8);
+        config.kernels.push_back(id);
+      } else if (fp32 || find_kernel(id) == nullptr) {
+        config.kernels.push_back(parse_kernel_ids(id, config.backend).front());
+      }
+    }
   }
   require_backend(config.backend);
   if (config.kernels.empty())

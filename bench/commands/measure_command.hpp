@@ -33,6 +33,9 @@ struct RunOptions {
   bool end_to_end = false;
   std::string images;  // with end_to_end: a folder of images; empty: generated ones
   int fresh_processes = 0;
+  std::string precisions = "fp32";  // fp32, int8 or both: which kernels of --kernel run
+  int calibration = 32;             // int8: seeded calibration inputs
+  int eval_inputs = 64;             // int8: seeded inputs for the prediction change
 };
 
 // Checks the options and makes the run's configuration. Throws InputError for bad values, and

@@ -1,6 +1,8 @@
 // `convlab run` (a model, chosen kernels, several batch sizes) and `convlab` alone, the teaching
 // lab: the same measurement, the lab adding its batch 1 versus batch 32 summary.
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,6 +36,24 @@ void print_teaching_summary(const ModelBenchConfig& config, const std::vector<Re
   fmt::print("\n");
 }
 
+// int8 against FP32, both measured in this run: size, speed per batch, prediction change.
+void print_precision_summary(const std::vector<Result>& results) {
+  const auto effect = std::ranges::find_if(results, [](const Result& r) { return r.quantization.has_value(); });
+  if (effect == results.end()) return;
+  fmt::print("\n{}", describe(*effect->quantization));
+  std::map<std::int64_t, std::pair<const Result*, const Result*>> best;  // batch -> fastest fp32, fastest int8
+  for (const Result& r : results) {
+    if (r.status != ResultStatus::ok || r.kernel == "cpu.00_reference" || r.kernel == "cpu.20_int8_reference") continue;
+    const Result*& slot = r.precision == Precision::int8 ? best[r.batch].second : best[r.batch].first;
+    if (slot == nullptr || r.latency.p50 < slot->latency.p50) slot = &r;
+  }
+  for (const auto& [batch, pair] : best)
+    if (pair.first != nullptr && pair.second != nullptr)
+      fmt::print("batch {}: int8 {} {:.3f} ms vs fp32 {} {:.3f} ms: {:.2f}x\n", batch, pair.second->kernel,
+                 pair.second->latency.p50, pair.first->kernel, pair.first->latency.p50,
+                 pair.first->latency.p50 / pair.second->latency.p50);
+}
+
 int run_model_command(const RunOptions& o, bool teaching_summary) {
   ModelBenchConfig config = model_bench_config(o);
   check_writable(o.json, o.csv);
@@ -50,6 +70,7 @@ int run_model_command(const RunOptions& o, bool teaching_summary) {
     results = run_model_bench(config, print_and_advance(config, progress, fmt::format("run: {}", o.model), o.explain));
   }
   if (teaching_summary) print_teaching_summary(config, results);
+  print_precision_summary(results);
   for (const Result& r : results)
     if (!r.layer_times.empty())
       fmt::print("\nper layer: {} with {} at batch {} (median of {} timed passes; share of their sum)\n{}", o.model,
@@ -82,6 +103,12 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--images", o.images, "With --end-to-end: a folder of images (default: generated 640x480 JPEGs)");
   cmd.add_option("--fresh-process", o.fresh_processes,
                  "Also time N new processes' first forward, from process start to result (CPU)");
+  cmd.add_option("--precision", o.precisions, "fp32, int8 or fp32,int8: which kernels of --kernel run (int8: CPU)")
+      ->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "int8: seeded inputs the activations' ranges are observed on")
+      ->capture_default_str();
+  cmd.add_option("--eval-inputs", o.eval_inputs, "int8: seeded inputs the prediction change against FP32 is measured on")
+      ->capture_default_str();
 }
 
 }  // namespace

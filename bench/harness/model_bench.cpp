@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <new>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "bench/pipeline/end_to_end.hpp"
 #include "bench/pipeline/fresh_process.hpp"
 #include "bench/harness/gpu_model_bench.hpp"
+#include "bench/harness/int8_model_bench.hpp"
 #include "bench/harness/interrupt.hpp"
+#include "bench/check/quantization_effect.hpp"
 #include "bench/analysis/mistrust.hpp"
 #include "bench/check/oracle.hpp"
 #include "bench/check/validate.hpp"
@@ -103,7 +106,21 @@ Result measure_one(const ModelBenchConfig& config, const Network& net, Device& d
 std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::function<void(const Result&)>& on_result) {
   const ModelInfo& model = model_or_throw(config.model);
   const Network net = config.weights.empty() ? model.build(seeded_weights(config.seed)) : load_network(model, config.weights);
+  std::optional<QuantizedNetwork> quantized;  // made once, for the int8 kernels
+  std::optional<QuantizationEffect> effect;
   for (const std::string& id : config.kernels) {
+    if (const Int8KernelInfo* int8 = find_int8_kernel(id)) {
+      if (config.backend != Backend::cpu || int8->backend != Backend::cpu)
+        throw InputError(fmt::format("{}: int8 networks run on the CPU backend only for now", id));
+      if (config.images || config.fresh_processes > 0 || config.per_layer)
+        throw InputError(fmt::format("{}: --end-to-end, --fresh-process and --per-layer time FP32 kernels only for now", id));
+      if (!quantized) {
+        quantized.emplace(quantize_for_run(config, net));
+        effect = measure_quantization_effect(*quantized, seeded_inputs(net, config.eval_inputs, config.seed, 2000),
+                                             "cpu.20_int8_reference");
+      }
+      continue;
+    }
     const KernelInfo* info = find_kernel(id);
     if (info == nullptr) throw InputError(fmt::format("unknown kernel '{}'", id));
     if (info->backend != config.backend)
@@ -126,6 +143,12 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
   try {
     for (const std::string& id : config.kernels)
       for (const std::int64_t batch : config.batches) {
+        if (find_int8_kernel(id) != nullptr) {
+          results.push_back(measure_int8(config, *quantized, *device, clock, id, batch));
+          results.back().quantization = effect;
+          if (on_result) on_result(results.back());
+          continue;
+        }
         results.push_back(measure_one(config, net, *device, clock, id, batch));
         // After the plan above is gone: the new processes compete with nothing of this one's.
         if (config.fresh_processes > 0 && results.back().status == ResultStatus::ok)

@@ -24,7 +24,11 @@ struct ModelBenchConfig {
   bool fuse = true;
   std::string model = "lab-cnn";
   Backend backend = Backend::cpu;
-  std::vector<std::string> kernels;  // each runs every conv layer of the model
+  // Each runs every conv layer of the model. Int8 kernels (kernels/common/int8_kernel.hpp) run it
+  // quantised (bench/harness/int8_model_bench.hpp), FP32 ones as it is.
+  std::vector<std::string> kernels;
+  int calibration_inputs = 32;  // int8: seeded inputs the activations' ranges are observed on
+  int eval_inputs = 64;         // int8: seeded inputs the prediction change is measured on
   std::vector<std::int64_t> batches = {1, 4, 16, 32};
   Protocol protocol;
   PercentileMethod method = PercentileMethod::linear;

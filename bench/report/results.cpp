@@ -129,6 +129,7 @@ nlohmann::json to_json(const Result& r) {
   j["gflops"] = r.gflops();
   if (r.peak_gflops > 0) j["percent_of_peak"] = r.percent_of_peak();
   if (!r.choices.empty()) j["kernel_choices"] = r.choices;
+  if (r.quantization) j["quantization"] = to_json(*r.quantization);
   if (r.layout_ms) j["layout_change_ms"] = *r.layout_ms;
   if (r.accuracy)
     j["error_vs_reference"] = {{"max_abs", r.accuracy->max_abs},   {"max_rel", r.accuracy->max_rel},

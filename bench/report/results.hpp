@@ -13,6 +13,7 @@
 #include "bench/harness/harness.hpp"
 #include "bench/harness/memory.hpp"
 #include "bench/harness/per_layer.hpp"
+#include "bench/check/quantization_effect.hpp"
 #include "bench/harness/stats.hpp"
 #include "models/network.hpp"
 
@@ -82,6 +83,7 @@ struct Result {
   std::optional<StageTimes> stages;    // end-to-end rows (mode "end-to-end")
   std::string images;                  // end-to-end rows: where the images came from
   std::optional<FreshProcesses> fresh;  // with --fresh-process N
+  std::optional<QuantizationEffect> quantization;  // int8 network rows: the prediction change against FP32
 
   double gflops() const { return flops_per_item * static_cast<double>(batch) / (latency.p50 * 1e6); }
   double percent_of_peak() const { return peak_gflops > 0 ? 100.0 * gflops() / peak_gflops : 0.0; }

@@ -1,0 +1,58 @@
+#include "bench/harness/int8_model_bench.hpp"
+
+#include <omp.h>
+
+#include <new>
+
+#include <fmt/format.h>
+
+#include "bench/check/quantization_effect.hpp"
+#include "bench/harness/memory.hpp"
+
+namespace convlab {
+
+namespace {
+constexpr std::uint64_t kCalibrationStream = 1000;  // seeded_inputs streams: apart from the timed input (0)
+}  // namespace
+
+QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net) {
+  return QuantizedNetwork(net, seeded_inputs(net, config.calibration_inputs, config.seed, kCalibrationStream),
+                          fmt::format("min/max calibration on {} seeded inputs", config.calibration_inputs));
+}
+
+Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, Device& device, Clock& clock,
+                    const std::string& id, std::int64_t batch) {
+  const Network& net = q.network();
+  Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
+           .precision = Precision::int8, .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
+           .method = config.method, .flops_per_item = net.flops_per_item()};
+  RowMemoryProbe memory;
+  memory.start();
+  try {
+    Int8NetworkPlan plan(q, batch, id);
+    fill_model_input(net, plan.input().span(), config.seed);
+    r.model_memory = plan.memory();
+    for (std::size_t i = 0; i < net.layers().size(); ++i)
+      if (!plan.kernel_ids()[i].empty() && plan.kernel_ids()[i] != id)
+        r.choices.push_back(fmt::format("{}: {} (the layer {} does not support)", net.layers()[i].name,
+                                        plan.kernel_ids()[i], id));
+    r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
+    r.row_memory = memory.finish(r.measurement.rss_before_bytes);
+    r.latency = summarize(r.measurement.samples_ms, config.method);
+    // Ours compute the oracle's arithmetic: the same bytes, or the row is invalid.
+    Int8NetworkPlan oracle(q, batch, "cpu.20_int8_reference");
+    std::copy(plan.input().data(), plan.input().data() + plan.input().elems(), oracle.input().data());
+    oracle.forward();
+    for (std::size_t i = 0; i < net.layers().size() && r.error.empty(); ++i)
+      if (plan.dequantized(static_cast<int>(i)) != oracle.dequantized(static_cast<int>(i))) {
+        r.status = ResultStatus::invalid;
+        r.error = fmt::format("INVALID: layer {} differs from cpu.20_int8_reference's", net.layers()[i].name);
+      }
+  } catch (const std::bad_alloc&) {
+    r.status = ResultStatus::out_of_memory;
+    r.error = fmt::format("out of memory at batch {}", batch);
+  }
+  return r;
+}
+
+}  // namespace convlab

@@ -1,0 +1,25 @@
+// `run --precision int8` (bench/harness/model_bench.hpp): a network quantised with convlab's own
+// calibration, run by an int8 kernel, timed by the same harness as FP32 rows, its output checked
+// byte for byte against the int8 oracle's plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bench/harness/clock.hpp"
+#include "bench/harness/device.hpp"
+#include "bench/harness/model_bench.hpp"
+#include "models/quantized_network.hpp"
+
+namespace convlab {
+
+// The network quantised as `run` does: min/max calibration on config.calibration_inputs seeded
+// inputs (apart from the timed input and the evaluation set).
+QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net);
+
+// One int8 kernel at one batch: plan, measure, check. The row's precision is int8, its rate
+// counts GOP/s (no % of the FP32 peak).
+Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, Device& device, Clock& clock,
+                    const std::string& id, std::int64_t batch);
+
+}  // namespace convlab
