@@ -26,6 +26,14 @@ ConvProblem int8_problem(const Layer& l, const Shape& in_item, std::int64_t batc
   return ConvProblem{.n = batch, .c = in_item.item_elems(), .h = 1, .w = 1, .k = l.out_item.c(), .name = l.name};
 }
 
+// For a layer the chosen kernel does not support: the first other kernel of ours that does (the
+// depthwise one, for a depthwise layer), else the oracle.
+const Int8KernelInfo* fallback(const ConvProblem& p) {
+  for (const Int8KernelInfo& k : all_int8_kernels())
+    if (!k.baseline && k.id != kOracle && k.supports(p)) return &k;
+  return find_int8_kernel(kOracle);
+}
+
 Shape input_item(const Network& net, const Layer& l) {
   return l.inputs[0] == Network::kNetworkInput ? net.input_item() : net.layers()[l.inputs[0]].out_item;
 }
@@ -121,7 +129,7 @@ Int8NetworkPlan::Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, 
     convs_.emplace_back();
     if (!has_weights(l)) continue;
     const ConvProblem p = int8_problem(l, input_item(net, l), batch);
-    const Int8KernelInfo* info = chosen->supports(p) ? chosen : find_int8_kernel(kOracle);
+    const Int8KernelInfo* info = chosen->supports(p) ? chosen : fallback(p);
     const QuantizedWeights& w = q.weights(static_cast<int>(i));
     const QuantParams x = q.activation(l.inputs[0]);
     const Activation a = l.kind == LayerKind::conv ? l.epilogue.activation : l.relu ? Activation::relu : Activation::none;

@@ -61,7 +61,8 @@ QuantizedWeights quantize_weights(std::span<const float> weight, std::span<const
 class Int8NetworkPlan {
  public:
   // Every conv and linear layer runs `kernel_id` (an int8 kernel) where it supports the layer at
-  // this batch, else cpu.20_int8_reference. Throws InputError for an unknown kernel id.
+  // this batch, else the first other int8 kernel of ours that does (the depthwise one), else
+  // cpu.20_int8_reference. Throws InputError for an unknown kernel id.
   Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, const std::string& kernel_id);
 
   // The FP32 input: forward() quantises it, runs every layer on quint8 and dequantises the output.

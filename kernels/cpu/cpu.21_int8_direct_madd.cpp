@@ -17,85 +17,25 @@
 // mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2, 2026-12-01).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.21_int8_direct_madd,onednn.conv_int8 --interleave
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
-
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
+#include "kernels/cpu/int8_simd.hpp"
 
 namespace convlab::cpu {
 
 namespace {
 
-// The integer vector of this build: kLanes int32 accumulators, one output channel each.
+// The register tile: output-channel blocks x pixels, as many accumulators as the registers allow.
 #if defined(__AVX512BW__)
-constexpr int kLanes = 16, kKBlocks = 4, kTile = 6;  // 24 accumulators of 32 registers
-using IVec = __m512i;
-inline IVec zero() { return _mm512_setzero_si512(); }
-inline IVec splat(std::int32_t v) { return _mm512_set1_epi32(v); }
-inline IVec load(const std::int16_t* p) { return _mm512_loadu_si512(p); }
-inline IVec madd_add(IVec acc, IVec a, IVec b) { return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b)); }
-inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
-  const __m512 limit = _mm512_set1_ps(kRequantLimit);
-  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(m), _mm512_loadu_ps(o));
-  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
-  const IVec q = _mm512_add_epi32(_mm512_cvtps_epi32(y), zp);  // rounds half to even (MXCSR default)
-  _mm512_storeu_si512(out, _mm512_min_epi32(_mm512_max_epi32(q, lo), hi));
-}
-#elif defined(__AVX2__)
-constexpr int kLanes = 8, kKBlocks = 2, kTile = 6;  // 12 accumulators + 2 weights + 1 input of 16
-using IVec = __m256i;
-inline IVec zero() { return _mm256_setzero_si256(); }
-inline IVec splat(std::int32_t v) { return _mm256_set1_epi32(v); }
-inline IVec load(const std::int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline IVec madd_add(IVec acc, IVec a, IVec b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
-inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
-  const __m256 limit = _mm256_set1_ps(kRequantLimit);
-  __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(m), _mm256_loadu_ps(o));
-  y = _mm256_min_ps(_mm256_max_ps(y, _mm256_sub_ps(_mm256_setzero_ps(), limit)), limit);
-  const IVec q = _mm256_add_epi32(_mm256_cvtps_epi32(y), zp);  // rounds half to even (MXCSR default)
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_min_epi32(_mm256_max_epi32(q, lo), hi));
-}
+constexpr int kKBlocks = 4, kTile = 6;  // 24 accumulators of 32 registers
 #else
-// Portable: the same steps on arrays the compiler may vectorise (NEON, SSE2), with the oracle's
-// scalar requantisation.
-constexpr int kLanes = 8, kKBlocks = 2, kTile = 6;
-struct IVec {
-  std::int32_t v[kLanes];
-};
-inline IVec zero() { return {}; }
-inline IVec splat(std::int32_t v) {
-  IVec r;
-  for (std::int32_t& x : r.v) x = v;
-  return r;
-}
-inline IVec load(const std::int16_t* p) {
-  IVec r;
-  std::memcpy(r.v, p, sizeof r.v);
-  return r;
-}
-inline IVec madd_add(IVec acc, IVec a, IVec b) {
-  for (int l = 0; l < kLanes; ++l) {
-    std::int16_t x[2], w[2];
-    std::memcpy(x, &a.v[l], 4);
-    std::memcpy(w, &b.v[l], 4);
-    acc.v[l] += x[0] * w[0] + x[1] * w[1];
-  }
-  return acc;
-}
-inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
-  for (int l = 0; l < kLanes; ++l) {
-    const float y = std::fmin(std::fmax(std::fma(static_cast<float>(acc.v[l]), m[l], o[l]), -kRequantLimit), kRequantLimit);
-    out[l] = std::clamp(static_cast<std::int32_t>(std::nearbyint(y)) + zp.v[l], lo.v[l], hi.v[l]);
-  }
-}
+constexpr int kKBlocks = 2, kTile = 6;  // AVX2: 12 accumulators + 2 weights + 1 input of 16
 #endif
+using namespace int8;
 constexpr int kBlockPairs = kLanes * 2;  // int16 values per weight vector: kLanes channels x 2
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
