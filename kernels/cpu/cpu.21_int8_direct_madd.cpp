@@ -2,7 +2,8 @@
 // the epilogue.
 //
 // Changes against cpu.02_direct_xsimd (its FP32 twin): the same register tile of output-channel
-// blocks x pixels along a row, but each step multiplies two input channels at once. run() widens
+// blocks x pixels (in raster order over the plane, across row ends), but each step multiplies two
+// input channels at once. run() widens
 // the quint8 input to int16 with the zero point subtracted (padding becomes 0, the real 0), two
 // channels per 32-bit word, pixels in HWC order; plan packs the qint8 weights to the same pairs.
 // One vpmaddwd then does two multiply-adds per output channel lane (int16 x int16 -> int32 pair
@@ -44,10 +45,8 @@ class Int8DirectConv final : public PlannedInt8Conv {
  public:
   Int8DirectConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
       : p_(p), oh_(p.out_h()), ow_(p.out_w()), pairs_(ceil_div(p.c, 2)), groups_(ceil_div(p.k, kLanes * kKBlocks)),
-        tiles_(ceil_div(ow_, kTile)), hp_(p.h + 2 * p.pad_h), input_zero_point_(w.input.zero_point) {
-    // Columns a tile may read: the last tile runs whole, past the output's edge (its extra
-    // pixels are not stored), so the padded rows are wide enough for it.
-    wp_ = std::max(p.w + 2 * p.pad_w, ((tiles_ * kTile - 1) * p.stride_w + (p.s - 1) * p.dilation_w) + 1);
+        tiles_(ceil_div(oh_ * ow_, kTile)), hp_(p.h + 2 * p.pad_h), wp_(p.w + 2 * p.pad_w),
+        input_zero_point_(w.input.zero_point) {
     // Weights: [group][r][s][pair][block][lane][2] int16, zeros past K and past C.
     const std::int64_t k_padded = groups_ * kKBlocks * kLanes;
     weight_.assign(static_cast<std::size_t>(k_padded * p.r * p.s * pairs_ * 2), 0);
@@ -80,7 +79,7 @@ class Int8DirectConv final : public PlannedInt8Conv {
 #pragma omp parallel for collapse(3) schedule(static)
     for (std::int64_t n = 0; n < p_.n; ++n)
       for (std::int64_t g = 0; g < groups_; ++g)
-        for (std::int64_t y = 0; y < oh_; ++y) row(packed + n * hp_ * wp_ * pairs_, output, n, g, y);
+        for (std::int64_t t = 0; t < tiles_; ++t) tile(packed + n * hp_ * wp_ * pairs_, output, n, g, t);
   }
 
  private:
@@ -102,36 +101,40 @@ class Int8DirectConv final : public PlannedInt8Conv {
       }
   }
 
-  // Output row y of image n, channels of group g: tile by tile along the row.
-  void row(const std::int32_t* image, std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t y) const {
+  // Tile t of image n's output plane, channels of group g. Tiles run over the plane in raster
+  // order, across row ends: an 8-pixel row would otherwise leave a third of a 6-pixel tile idle.
+  void tile(const std::int32_t* image, std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t t) const {
     const std::int16_t* wg = weight_.data() + g * p_.r * p_.s * pairs_ * kKBlocks * kBlockPairs;
-    const std::int64_t step = p_.stride_w * pairs_;  // words between a tile's neighbouring pixels
-    for (std::int64_t t = 0; t < tiles_; ++t) {
-      IVec acc[kKBlocks][kTile];
-      for (auto& block : acc)
-        for (IVec& a : block) a = zero();
-      const std::int64_t x0 = t * kTile;
-      for (std::int64_t r = 0; r < p_.r; ++r)
-        for (std::int64_t s = 0; s < p_.s; ++s) {
-          const std::int32_t* in = image + ((y * p_.stride_h + r * p_.dilation_h) * wp_ + x0 * p_.stride_w + s * p_.dilation_w) * pairs_;
-          const std::int16_t* w = wg + (r * p_.s + s) * pairs_ * kKBlocks * kBlockPairs;
-          for (std::int64_t c2 = 0; c2 < pairs_; ++c2, w += kKBlocks * kBlockPairs) {
-            IVec b[kKBlocks];
-            for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockPairs);
-            for (int px = 0; px < kTile; ++px) {
-              const IVec a = splat(in[px * step + c2]);
-              for (int j = 0; j < kKBlocks; ++j) acc[j][px] = madd_add(acc[j][px], a, b[j]);
-            }
+    const std::int64_t p0 = t * kTile;
+    std::int64_t at[kTile];  // each pixel's top-left input word; the last tile's extra ones repeat the last pixel
+    for (int px = 0; px < kTile; ++px) {
+      const std::int64_t pixel = std::min(p0 + px, oh_ * ow_ - 1);
+      at[px] = ((pixel / ow_) * p_.stride_h * wp_ + (pixel % ow_) * p_.stride_w) * pairs_;
+    }
+    IVec acc[kKBlocks][kTile];
+    for (auto& block : acc)
+      for (IVec& a : block) a = zero();
+    for (std::int64_t r = 0; r < p_.r; ++r)
+      for (std::int64_t s = 0; s < p_.s; ++s) {
+        const std::int32_t* in[kTile];
+        for (int px = 0; px < kTile; ++px) in[px] = image + at[px] + (r * p_.dilation_h * wp_ + s * p_.dilation_w) * pairs_;
+        const std::int16_t* w = wg + (r * p_.s + s) * pairs_ * kKBlocks * kBlockPairs;
+        for (std::int64_t c2 = 0; c2 < pairs_; ++c2, w += kKBlocks * kBlockPairs) {
+          IVec b[kKBlocks];
+          for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockPairs);
+          for (int px = 0; px < kTile; ++px) {
+            const IVec a = splat(in[px][c2]);
+            for (int j = 0; j < kKBlocks; ++j) acc[j][px] = madd_add(acc[j][px], a, b[j]);
           }
         }
-      store(acc, output, n, g, y, x0);
-    }
+      }
+    store(acc, output, n, g, p0);
   }
 
-  void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t y,
-             std::int64_t x0) const {
+  void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
+             std::int64_t p0) const {
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
-    const std::int64_t pixels = std::min<std::int64_t>(kTile, ow_ - x0);
+    const std::int64_t pixels = std::min<std::int64_t>(kTile, oh_ * ow_ - p0);
     alignas(64) std::int32_t q[kTile][kLanes];
     for (int j = 0; j < kKBlocks; ++j) {
       const std::int64_t k0 = (g * kKBlocks + j) * kLanes;
@@ -139,14 +142,14 @@ class Int8DirectConv final : public PlannedInt8Conv {
       for (int px = 0; px < pixels; ++px)
         requantize(acc[j][px], &requantize_.multiplier[k0], &requantize_.offset[k0], zp, lo, hi, q[px]);
       for (std::int64_t lane = 0; lane < kLanes && k0 + lane < p_.k; ++lane) {
-        std::uint8_t* out = output + ((n * p_.k + k0 + lane) * oh_ + y) * ow_ + x0;
+        std::uint8_t* out = output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0;
         for (int px = 0; px < pixels; ++px) out[px] = static_cast<std::uint8_t>(q[px][lane]);
       }
     }
   }
 
   ConvProblem p_;
-  std::int64_t oh_, ow_, pairs_, groups_, tiles_, hp_, wp_ = 0;
+  std::int64_t oh_, ow_, pairs_, groups_, tiles_, hp_, wp_;
   std::int32_t input_zero_point_;
   std::vector<std::int16_t> weight_;
   Requantization requantize_;
