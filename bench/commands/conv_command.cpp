@@ -59,7 +59,7 @@ int run_conv(const ConvOptions& o) {
   Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
   const bool int8 = config.precision == Precision::int8;
-  if (int8) config.peak_gflops = 0;  // GOP/s of int8 are not a share of the FP32 FMA peak
+  if (int8) config.peak_gflops = peak.int8_gops_all;  // GOP/s: a share of the int8 peak (0: no probe here)
   fmt::print("protocol: warmup {}, {}{}, outputs checked against {} before timing\n", o.warmup,
              count_of(o.trials, "trial"), o.interleave ? ", a problem's kernels interleaved trial by trial" : "",
              int8 ? "cpu.20_int8_reference (in quanta of the output scale)" : "cpu.00_reference");

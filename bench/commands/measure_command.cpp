@@ -133,6 +133,8 @@ Peak print_context(const Environment& env) {
   std::fputs(describe(env).c_str(), stdout);
   fmt::print("peak:     {:.1f} GFLOP/s FP32 FMA on {} (measured now; `convlab peak` for the full measurement)\n",
              peak.gflops_all, count_of(peak.threads, "thread"));
+  if (peak.int8_gops_all > 0)
+    fmt::print("          {:.1f} GOP/s int8: {} (the % of peak of int8 rows)\n", peak.int8_gops_all, peak.int8_instruction);
   return peak;
 }
 

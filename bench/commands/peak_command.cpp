@@ -31,6 +31,13 @@ int run_peak(int threads) {
     fmt::print("  {} x {:<2} 1 thread: {:6.1f} GFLOP/s ({:3.0f}% of the FMA peak)   {}: {:6.1f} ({:3.0f}%)\n",
                t.k_blocks, t.pixels, t.gflops_one, 100 * t.gflops_one / p.gflops_one, count_of(p.threads, "thread"), t.gflops_all,
                100 * t.gflops_all / p.gflops_all);
+  if (p.int8_gops_all > 0)
+    fmt::print("int8 peak ({}):\n"
+               "  1 thread:   {:8.1f} GOP/s\n"
+               "  {}: {:8.1f} GOP/s ({:.1f}x the FP32 FMA peak)\n"
+               "int16 pairs (vpmaddwd + vpaddd, exact: cpu.21's instructions): {:.1f} GOP/s, {}: {:.1f}\n",
+               p.int8_instruction, p.int8_gops_one, count_of(p.threads, "thread"), p.int8_gops_all,
+               p.int8_gops_all / p.gflops_all, p.int16_pair_gops_one, count_of(p.threads, "thread"), p.int16_pair_gops_all);
   fmt::print("memory bandwidth ({}, 256 MiB arrays):\n"
              "  read:       {:8.1f} GB/s\n"
              "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"

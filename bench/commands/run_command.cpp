@@ -61,6 +61,7 @@ int run_model_command(const RunOptions& o, bool teaching_summary) {
   const Environment env = collect_environment();
   Peak peak = print_context(env);
   config.peak_gflops = peak.gflops_all;
+  config.peak_int8_gops = peak.int8_gops_all;
   fmt::print("model:    {} on {}, warmup {}, {} per batch, percentiles: {} interpolation\n\n", o.model, o.backend,
              o.warmup, count_of(o.trials, "trial"), to_string(config.method));
   std::fputs(table_header().c_str(), stdout);

@@ -25,7 +25,7 @@ Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, D
   const Network& net = q.network();
   Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
            .precision = Precision::int8, .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
-           .method = config.method, .flops_per_item = net.flops_per_item()};
+           .method = config.method, .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_int8_gops};
   RowMemoryProbe memory;
   memory.start();
   try {

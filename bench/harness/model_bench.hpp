@@ -36,6 +36,7 @@ struct ModelBenchConfig {
   std::string weights;     // a safetensors state_dict; empty: seeded weights
   bool per_layer = false;  // also time each layer (a separate pass after the measured trials)
   double peak_gflops = 0;  // the measured all-threads FMA peak, for % of peak; 0: not measured
+  double peak_int8_gops = 0;  // the same for int8 rows (bench/harness/int8_peak.cpp)
   // End-to-end (CPU): each timed pass decodes and preprocesses its batch from these images before
   // the forward (bench/pipeline/end_to_end.hpp), and the row is mode "end-to-end"; null: the forward alone.
   std::shared_ptr<const ImageSet> images;

@@ -175,6 +175,7 @@ Peak measure_peak(bool quick) {
   if (quick) {
     peak.gflops_one = best_fma_gflops(1, 3, iterations);
     peak.gflops_all = best_fma_gflops(peak.threads, 3, iterations);
+    measure_int8_peak(peak, iterations / 2, 3);
     return peak;
   }
   // The widest tile, then 2 k blocks where that is another tile (without AVX-512 both are 2 x 6:
@@ -196,6 +197,7 @@ Peak measure_peak(bool quick) {
         tile = std::max(tile, register_tile_run(t.k_blocks, threads, calls).gflops);
       }
     }
+  measure_int8_peak(peak, iterations / 2, 5);
   measure_bandwidth(peak);
   return peak;
 }
@@ -211,6 +213,13 @@ nlohmann::json to_json(const Peak& peak) {
                                    {"pixels", t.pixels},
                                    {"gflops_one_thread", t.gflops_one},
                                    {"gflops_all_threads", t.gflops_all}});
+  if (peak.int8_gops_all > 0) {
+    j["int8_instruction"] = peak.int8_instruction;
+    j["int8_gops_one_thread"] = peak.int8_gops_one;
+    j["int8_gops_all_threads"] = peak.int8_gops_all;
+    j["int16_pair_gops_one_thread"] = peak.int16_pair_gops_one;
+    j["int16_pair_gops_all_threads"] = peak.int16_pair_gops_all;
+  }
   if (peak.read_gbs > 0) {
     j["read_gbs"] = peak.read_gbs;
     j["triad_gbs"] = peak.triad_gbs;

@@ -23,6 +23,11 @@ struct Peak {
   // cpu.02's register tiles (kernels/cpu/microkernel.hpp) on data that stays in L1: the most a
   // direct kernel built on each can reach here, whatever its memory traffic (full measure only).
   std::vector<TileCeiling> tiles;
+  // Int8 (bench/harness/int8_peak.cpp), in GOP/s (2 ops per multiply-add); 0 where the ISA has no
+  // probe (only x86 with AVX2 or later so far).
+  std::string int8_instruction;     // the fastest int8 multiply-accumulate of this build's ISA
+  double int8_gops_one = 0, int8_gops_all = 0;
+  double int16_pair_gops_one = 0, int16_pair_gops_all = 0;  // vpmaddwd + vpaddd: exact int16 pairs
   double read_gbs = 0;          // memory read bandwidth, all threads (sum over a large array)
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
@@ -35,6 +40,8 @@ std::vector<std::string> peak_warnings(const Peak& peak, double busy_before, dou
 // quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 5 s, with the
 // register tiles' ceilings and bandwidth.
 Peak measure_peak(bool quick);
+// Fills peak's int8 figures (its `threads` set): best of `repetitions`, `iterations` rounds each.
+void measure_int8_peak(Peak& peak, long iterations, int repetitions);
 nlohmann::json to_json(const Peak& peak);
 // A register tile of k_blocks x max_tile_width(k_blocks) on L1-resident data: GFLOP/s summed
 // over `threads` threads, `calls` tiles each (one repetition of the TileCeiling measurement).

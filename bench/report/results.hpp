@@ -75,7 +75,7 @@ struct Result {
   std::optional<RowMemory> row_memory;    // resident memory of this row alone (bench/harness/memory.hpp)
   bool effective_flops = false;  // a kernel did fewer multiplies than counted (Winograd): flag effective_flops
   double flops_per_item = 0;
-  double peak_gflops = 0;             // the measured all-threads FMA peak; 0 when not measured
+  double peak_gflops = 0;             // the measured all-threads peak of the row's precision (FP32 FMA, int8); 0: not measured
   std::optional<ErrorStats> accuracy;  // against cpu.00_reference (int8: cpu.20_int8_reference), where checked
   std::vector<std::string> choices;    // "conv1: chose ..." for kernels that choose (cpu.auto)
   std::optional<double> layout_ms;     // p50 of the layout conversions alone, when the kernel makes any

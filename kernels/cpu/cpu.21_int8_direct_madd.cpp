@@ -13,9 +13,10 @@
 // Epilogue: the accumulators' lanes are output channels, so each block's multiplier and offset
 // are one vector: convert, FMA, clamp, round (half to even), add the zero point, clamp — the
 // oracle's arithmetic exactly (kernels/common/quantize.hpp), so outputs are the oracle's bytes.
-// Bound: 2x the FP32 FMA rate where the ALUs issue vpmaddwd as often as FMAs, less the extra add.
-// Measured: 170 GOP/s, 0.77x onednn.conv_int8 (whose vpmaddubsw saturates) on
-// mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2, 2026-12-01).
+// Bound: the int16-pair rate `convlab peak` measures (vpmaddwd + vpaddd); on a Zen 3 that is one
+// vpmaddwd per cycle, about the FP32 FMA peak, and half the (saturating) vpmaddubsw int8 peak.
+// Measured: 193 GOP/s, 56% of the int8 peak, at the int16-pair rate (178), 0.73x onednn.conv_int8
+// on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2, 2026-12-01).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.21_int8_direct_madd,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <vector>
