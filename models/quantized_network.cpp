@@ -103,6 +103,16 @@ QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> ca
   }
 }
 
+QuantizedNetwork::QuantizedNetwork(const Network& net, QuantParams input, std::vector<QuantParams> activations,
+                                   std::vector<QuantizedWeights> weights, std::string source)
+    : net_(net), input_(input), activations_(std::move(activations)), weights_(std::move(weights)), source_(std::move(source)) {
+  for (std::size_t i = 0; i < net.layers().size(); ++i) {
+    const LayerKind kind = net.layers()[i].kind;
+    if (kind == LayerKind::max_pool || kind == LayerKind::avg_pool || kind == LayerKind::global_avg_pool)
+      activations_[i] = activation(net.layers()[i].inputs[0]);
+  }
+}
+
 std::size_t QuantizedNetwork::parameter_bytes() const {
   std::size_t bytes = 0;
   for (const QuantizedWeights& w : weights_)

@@ -32,6 +32,11 @@ class QuantizedNetwork {
   // quantises every weight. Throws InputError when the network holds a layer int8 cannot run
   // (a softmax anywhere but last).
   QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source);
+  // From given parts (an interchange file, models/quantized_file.hpp): the input's and each
+  // layer's quantisation (the pools' are made their input's here) and each conv and linear
+  // layer's weights.
+  QuantizedNetwork(const Network& net, QuantParams input, std::vector<QuantParams> activations,
+                   std::vector<QuantizedWeights> weights, std::string source);
 
   const Network& network() const { return net_; }
   QuantParams input() const { return input_; }

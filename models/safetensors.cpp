@@ -30,6 +30,13 @@ std::size_t dtype_size(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+template <typename T>
+T read_le(const char* p) {  // the format and every machine convlab builds for are little-endian
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 std::vector<float> convert(const std::string& dtype, const char* data, std::size_t count) {
   std::vector<float> out(count);
   if (dtype == "F32") {
@@ -48,6 +55,19 @@ std::vector<float> convert(const std::string& dtype, const char* data, std::size
     }
   } else {
     out.clear();
+  }
+  return out;
+}
+
+// The integer dtypes' values, sign- or zero-extended.
+std::vector<std::int64_t> convert_integers(const std::string& dtype, const char* data, std::size_t count) {
+  std::vector<std::int64_t> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (dtype == "I8") out[i] = static_cast<std::int8_t>(data[i]);
+    if (dtype == "U8") out[i] = static_cast<std::uint8_t>(data[i]);
+    if (dtype == "I16") out[i] = read_le<std::int16_t>(data + 2 * i);
+    if (dtype == "I32") out[i] = read_le<std::int32_t>(data + 4 * i);
+    if (dtype == "I64") out[i] = read_le<std::int64_t>(data + 8 * i);
   }
   return out;
 }
@@ -128,6 +148,7 @@ TensorFile parse_safetensors(const std::string& bytes, const std::string& label)
       throw fail(fmt::format("tensor '{}' holds {} bytes but {} {} of shape {} need {}", name, end - begin, count,
                              t.dtype, entry["shape"].dump(), count * size));
     t.values = convert(t.dtype, data + begin, count);
+    if (t.is_integer()) t.integers = convert_integers(t.dtype, data + begin, count);
     extents.push_back({begin, end, name});
     file.tensors.emplace(name, std::move(t));
   }
@@ -150,12 +171,22 @@ std::string serialize_safetensors(const TensorFile& file) {
   if (!file.metadata.empty()) header["__metadata__"] = file.metadata;
   std::string data;
   for (const auto& [name, t] : file.tensors) {
-    if (t.values.size() != static_cast<std::size_t>(t.elems()))
-      throw InputError(fmt::format("tensor '{}': {} values for shape of {} elements", name, t.values.size(), t.elems()));
+    const bool integers = t.dtype == "I8" || t.dtype == "I32" || t.dtype == "I64";
+    const std::size_t count = integers ? t.integers.size() : t.values.size();
+    if (count != static_cast<std::size_t>(t.elems()))
+      throw InputError(fmt::format("tensor '{}': {} values for shape of {} elements", name, count, t.elems()));
     const std::size_t begin = data.size();
-    if (!t.values.empty())  // an empty vector's data() may be null
+    if (!integers && !t.values.empty())  // an empty vector's data() may be null
       data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
-    header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+    for (const std::int64_t v : integers ? t.integers : std::vector<std::int64_t>{}) {
+      if (t.dtype == "I8") data.push_back(static_cast<char>(static_cast<std::int8_t>(v)));
+      if (t.dtype == "I32") {
+        const auto narrow = static_cast<std::int32_t>(v);
+        data.append(reinterpret_cast<const char*>(&narrow), 4);
+      }
+      if (t.dtype == "I64") data.append(reinterpret_cast<const char*>(&v), 8);
+    }
+    header[name] = {{"dtype", integers ? t.dtype : "F32"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the format pads the header to 8 bytes with spaces

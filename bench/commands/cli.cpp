@@ -27,7 +27,7 @@ int run_cli(int argc, char** argv) {
       add_run_command(app),    add_validate_command(app), add_report_command(app),  add_compare_command(app),
       add_policy_command(app), add_kernels_command(app),  add_models_command(app),  add_env_command(app),
       add_conv_command(app),   add_sweep_command(app),    add_fresh_child_command(app), add_peak_command(app),
-      add_overhead_command(app)};
+      add_overhead_command(app), add_quantize_command(app)};
   try {
     app.parse(argc, argv);
     for (const Command& c : commands)

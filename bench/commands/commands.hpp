@@ -25,6 +25,7 @@ Command add_policy_command(CLI::App& app);
 Command add_peak_command(CLI::App& app);
 Command add_kernels_command(CLI::App& app);
 Command add_models_command(CLI::App& app);
+Command add_quantize_command(CLI::App& app);
 Command add_env_command(CLI::App& app);
 Command add_overhead_command(CLI::App& app);
 Command add_fresh_child_command(CLI::App& app);  // hidden: the parent's tool for --fresh-process

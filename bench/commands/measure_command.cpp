@@ -15,6 +15,7 @@
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
+#include "models/quantized_file.hpp"
 #include "models/weight_file.hpp"
 
 namespace convlab {
@@ -47,6 +48,8 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   if (o.eval_inputs < 1) throw InputError(fmt::format("--eval-inputs: {} must be at least 1", o.eval_inputs));
   config.calibration_inputs = o.calibration;
   config.eval_inputs = o.eval_inputs;
+  config.quantized = o.quantized;
+  if (!o.quantized.empty() && !int8) throw InputError("--quantized: applies to --precision int8 (or fp32,int8) runs");
   if (o.kernels == "all") {
     if (fp32) config.kernels = kernels_for_model(o.model, config.backend);
     if (int8)
@@ -70,6 +73,10 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
     throw BackendUnavailable(fmt::format("backend {}: no kernel of it supports {}", o.backend, o.model));
   // A bad weights file or image fails now, before the environment and the table are printed.
   if (!o.weights.empty()) load_network(model, o.weights);
+  if (!o.quantized.empty()) {
+    const Network net = o.weights.empty() ? model.build(seeded_weights(o.seed)) : load_network(model, o.weights);
+    load_quantized(net, read_safetensors(o.quantized), o.quantized);
+  }
   if (o.end_to_end) {
     if (config.backend != Backend::cpu) throw InputError("--end-to-end runs on the CPU backend only for now");
     const int channels = static_cast<int>(model.build(seeded_weights(1)).input_item().c());

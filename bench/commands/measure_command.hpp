@@ -36,6 +36,7 @@ struct RunOptions {
   std::string precisions = "fp32";  // fp32, int8 or both: which kernels of --kernel run
   int calibration = 32;             // int8: seeded calibration inputs
   int eval_inputs = 64;             // int8: seeded inputs for the prediction change
+  std::string quantized;            // int8: an interchange file instead of the calibration
 };
 
 // Checks the options and makes the run's configuration. Throws InputError for bad values, and

@@ -8,6 +8,7 @@
 
 #include "bench/check/quantization_effect.hpp"
 #include "bench/harness/memory.hpp"
+#include "models/quantized_file.hpp"
 
 namespace convlab {
 
@@ -16,6 +17,7 @@ constexpr std::uint64_t kCalibrationStream = 1000;  // seeded_inputs streams: ap
 }  // namespace
 
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net) {
+  if (!config.quantized.empty()) return load_quantized(net, read_safetensors(config.quantized), config.quantized);
   return QuantizedNetwork(net, seeded_inputs(net, config.calibration_inputs, config.seed, kCalibrationStream),
                           fmt::format("min/max calibration on {} seeded inputs", config.calibration_inputs));
 }

@@ -13,8 +13,9 @@
 
 namespace convlab {
 
-// The network quantised as `run` does: min/max calibration on config.calibration_inputs seeded
-// inputs (apart from the timed input and the evaluation set).
+// The network quantised as `run` does: from config.quantized, the interchange file, when given;
+// else min/max calibration on config.calibration_inputs seeded inputs (apart from the timed input
+// and the evaluation set).
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net);
 
 // One int8 kernel at one batch: plan, measure, check. The row's precision is int8, its rate

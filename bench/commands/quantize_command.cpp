@@ -1,0 +1,59 @@
+// `convlab quantize`: a network's int8 interchange file (models/quantized_file.hpp) from convlab's
+// own calibration, so that a user without PyTorch can quantise too; `run --quantized` reads it.
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "bench/commands/cli.hpp"
+#include "bench/commands/cli_args.hpp"
+#include "bench/commands/commands.hpp"
+#include "bench/harness/int8_model_bench.hpp"
+#include "kernels/common/error.hpp"
+#include "models/quantized_file.hpp"
+#include "models/weight_file.hpp"
+
+namespace convlab {
+
+namespace {
+
+struct QuantizeOptions {
+  std::string model = "lab-cnn", weights, out;
+  int calibration = 32;
+  std::uint64_t seed = 1;
+};
+
+int run_quantize(const QuantizeOptions& o) {
+  if (o.out.empty()) throw InputError("quantize needs -o FILE: where to write the int8 model");
+  if (o.calibration < 1) throw InputError(fmt::format("--calibration: {} must be at least 1", o.calibration));
+  const ModelInfo& model = parse_model(o.model);
+  const Network net = o.weights.empty() ? model.build(seeded_weights(o.seed)) : load_network(model, o.weights);
+  ModelBenchConfig config;
+  config.model = model.name;
+  config.seed = o.seed;
+  config.calibration_inputs = o.calibration;
+  const QuantizedNetwork q = quantize_for_run(config, net);
+  TensorFile file = quantized_tensors(q);
+  file.metadata["weights"] = o.weights.empty() ? fmt::format("seeded ({})", o.seed) : o.weights;
+  write_safetensors(o.out, file);
+  fmt::print("{}: {} tensors, {} ({}), written to {}\n", model.name, file.tensors.size(),
+             fmt::format("{:.1f} KiB of parameters", q.parameter_bytes() / 1024.0), q.source(), o.out);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_quantize_command(CLI::App& app) {
+  auto o = std::make_shared<QuantizeOptions>();
+  CLI::App* cmd = app.add_subcommand("quantize", "Quantise a network to int8 with convlab's calibration; write the interchange file");
+  cmd->add_option("--model", o->model, "Network to quantise (see `convlab models`)")->capture_default_str();
+  cmd->add_option("--weights", o->weights, "FP32 weights from a safetensors state_dict (default: seeded)");
+  cmd->add_option("--calibration", o->calibration, "Seeded inputs the activations' ranges are observed on")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the weights (without --weights) and the calibration inputs")
+      ->capture_default_str();
+  cmd->add_option("-o,--out", o->out, "The int8 safetensors file to write");
+  return {cmd, [o] { return run_quantize(*o); }};
+}
+
+}  // namespace convlab
