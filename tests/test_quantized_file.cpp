@@ -104,7 +104,7 @@ TEST_CASE("int8 file: damaged bytes are refused with InputError, never a crash (
         case 1: bytes.resize(at); break;                         // truncated
         case 2: bytes.insert(at, 1, static_cast<char>(rng())); break;  // shifted
       }
-      if (bytes.empty()) bytes = "x";
+      if (bytes.empty()) bytes.push_back('x');
     }
     try {
       load_quantized(net, parse_safetensors(bytes, "damaged"), "damaged");
