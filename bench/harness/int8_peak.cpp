@@ -7,7 +7,6 @@
 // - int16 pairs: vpmaddwd + vpaddd, two exact products per lane: cpu.21's instruction pair.
 #include <omp.h>
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 
@@ -42,7 +41,13 @@ V quads(V acc, V a, V b, V) { return _mm512_dpbusd_epi32(acc, a, b); }
 constexpr const char* kInt8Instruction = "vpmaddubsw + vpmaddwd + vpaddd (AVX-512BW, no VNNI: saturating pairs)";
 V quads(V acc, V a, V b, V ones) { return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(a, b), ones)); }
 #endif
-std::int64_t reduce(V v) { return _mm512_reduce_add_epi32(v); }
+std::int64_t reduce(V v) {  // not _mm512_reduce_add_epi32, which GCC 12 warns about inside its own header
+  alignas(64) std::int32_t lanes[kLanes];
+  _mm512_store_si512(lanes, v);
+  std::int64_t sum = 0;
+  for (const std::int32_t x : lanes) sum += x;
+  return sum;
+}
 #elif defined(__AVX2__)
 using V = __m256i;
 constexpr int kLanes = 8;
@@ -76,7 +81,7 @@ double int8_gops(int threads, long iterations) {
 #pragma omp parallel num_threads(threads)
   {
     V a = splat(seed), b = splat(seed ^ 0x7f7f), ones = splat(0x00010001);
-    std::array<V, kChains> acc;
+    V acc[kChains];
     for (int i = 0; i < kChains; ++i) acc[i] = splat(i * seed);
     for (long it = 0; it < iterations; ++it) {
       // An empty asm that "changes" the operands: without it the compiler hoists vpmaddubsw and
