@@ -11,6 +11,7 @@
 
 #include "conv_test_util.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "bench/commands/cli_args.hpp"
 
@@ -112,13 +113,15 @@ TEST_CASE("cpu.auto: the layout changes of the kernel it chose are its own, so `
 TEST_CASE("kernels: a baseline left out of this build is said to be not built, never 'unknown'") {
   for (const AbsentKernel& a : absent_kernels()) {
     CHECK(find_kernel(a.id) == nullptr);
-    CHECK_THROWS_WITH_AS(parse_kernel_ids(std::string(a.id), Backend::cpu),
-                         doctest::Contains((std::string(a.id) + " is not built").c_str()), InputError);
+    CHECK(find_int8_kernel(a.id) == nullptr);
+    for (const Precision precision : {Precision::fp32, Precision::int8})
+      CHECK_THROWS_WITH_AS(parse_kernel_ids(std::string(a.id), Backend::cpu, precision),
+                           doctest::Contains((std::string(a.id) + " is not built").c_str()), InputError);
   }
 #ifdef CONVLAB_WITH_ONEDNN
   CHECK(absent_kernels().empty());
 #else
-  CHECK(absent_kernels().size() == 1);
+  CHECK(absent_kernels().size() == 2);  // onednn.conv and onednn.conv_int8
 #endif
 }
 
