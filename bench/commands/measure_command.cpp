@@ -65,6 +65,8 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
         config.kernels.push_back(id);
       } else if (fp32 || find_kernel(id) == nullptr) {
         config.kernels.push_back(parse_kernel_ids(id, config.backend).front());
+      } else if (id != "cpu.auto") {
+        throw InputError(fmt::format("--kernel: {} is an fp32 kernel: add --precision fp32 (or fp32,int8)", id));
       }
     }
   }

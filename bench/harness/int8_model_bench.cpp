@@ -13,13 +13,19 @@
 namespace convlab {
 
 namespace {
-constexpr std::uint64_t kCalibrationStream = 1000;  // seeded_inputs streams: apart from the timed input (0)
+// seeded_inputs streams, apart from each other and from the timed input's (0).
+constexpr std::uint64_t kCalibrationStream = 1000, kEvaluationStream = 2000;
 }  // namespace
 
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net) {
   if (!config.quantized.empty()) return load_quantized(net, read_safetensors(config.quantized), config.quantized);
   return QuantizedNetwork(net, seeded_inputs(net, config.calibration_inputs, config.seed, kCalibrationStream),
                           fmt::format("min/max calibration on {} seeded inputs", config.calibration_inputs));
+}
+
+QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, const QuantizedNetwork& q) {
+  return measure_quantization_effect(q, seeded_inputs(q.network(), config.eval_inputs, config.seed, kEvaluationStream),
+                                     "cpu.20_int8_reference");
 }
 
 Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, Device& device, Clock& clock,

@@ -8,6 +8,7 @@
 
 #include "bench/harness/clock.hpp"
 #include "bench/harness/device.hpp"
+#include "bench/check/quantization_effect.hpp"
 #include "bench/harness/model_bench.hpp"
 #include "models/quantized_network.hpp"
 
@@ -17,6 +18,10 @@ namespace convlab {
 // else min/max calibration on config.calibration_inputs seeded inputs (apart from the timed input
 // and the evaluation set).
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net);
+
+// The prediction change `run` reports: on config.eval_inputs seeded inputs, apart from the
+// calibration set and the timed input.
+QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, const QuantizedNetwork& q);
 
 // One int8 kernel at one batch: plan, measure, check. The row's precision is int8, its rate
 // counts GOP/s (no % of the FP32 peak).

@@ -14,7 +14,6 @@
 #include "bench/harness/gpu_model_bench.hpp"
 #include "bench/harness/int8_model_bench.hpp"
 #include "bench/harness/interrupt.hpp"
-#include "bench/check/quantization_effect.hpp"
 #include "bench/analysis/mistrust.hpp"
 #include "bench/check/oracle.hpp"
 #include "bench/check/validate.hpp"
@@ -116,8 +115,7 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
         throw InputError(fmt::format("{}: --end-to-end, --fresh-process and --per-layer time FP32 kernels only for now", id));
       if (!quantized) {
         quantized.emplace(quantize_for_run(config, net));
-        effect = measure_quantization_effect(*quantized, seeded_inputs(net, config.eval_inputs, config.seed, 2000),
-                                             "cpu.20_int8_reference");
+        effect = quantization_effect_for_run(config, *quantized);
       }
       continue;
     }
