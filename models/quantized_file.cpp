@@ -11,15 +11,13 @@ namespace convlab {
 
 namespace {
 
-bool has_weights(const Layer& l) { return l.kind == LayerKind::conv || l.kind == LayerKind::linear; }
-
 // The file's name for a layer's output quantisation: the module whose output it is.
 std::string quant_name(const Layer& l) {
   if (l.kind == LayerKind::add) return l.name + (l.relu ? ".add_relu" : ".add");
   return l.name;
 }
 
-bool has_own_quantisation(const Layer& l) { return has_weights(l) || l.kind == LayerKind::add; }
+bool has_own_quantisation(const Layer& l) { return has_int8_weights(l) || l.kind == LayerKind::add; }
 
 std::vector<std::int64_t> weight_shape(const Layer& l) {
   if (l.kind == LayerKind::linear) return {l.out_item.c(), static_cast<std::int64_t>(l.weight.size()) / l.out_item.c()};
@@ -91,7 +89,7 @@ TensorFile quantized_tensors(const QuantizedNetwork& q) {
     const Layer& l = layers[i];
     if (!has_own_quantisation(l)) continue;
     scalar_params(quant_name(l), q.activation(static_cast<int>(i)));
-    if (!has_weights(l)) continue;
+    if (!has_int8_weights(l)) continue;
     const QuantizedWeights& w = q.weights(static_cast<int>(i));
     const std::int64_t k = static_cast<std::int64_t>(w.weight_scale.size());
     f.tensors[l.name + ".weight"] = {.dtype = "I8", .shape = weight_shape(l), .integers = {w.weight.begin(), w.weight.end()}};
@@ -112,7 +110,7 @@ QuantizedNetwork load_quantized(const Network& net, const TensorFile& file, cons
   for (const Layer& l : net.layers()) {
     activations.push_back(has_own_quantisation(l) ? in.params(quant_name(l)) : QuantParams{});
     weights.emplace_back();
-    if (!has_weights(l)) continue;
+    if (!has_int8_weights(l)) continue;
     const std::vector<std::int64_t> shape = weight_shape(l);
     const StoredTensor& w = in.get(l.name + ".weight", {"I8"}, shape);
     QuantizedWeights& q = weights.back();

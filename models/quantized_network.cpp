@@ -18,8 +18,6 @@ constexpr const char* kOracle = "cpu.20_int8_reference";
 // for a range.
 constexpr const char* kCalibrationKernel = "cpu.01_im2col_eigen";
 
-bool has_weights(const Layer& l) { return l.kind == LayerKind::conv || l.kind == LayerKind::linear; }
-
 // A linear layer as the 1x1 convolution int8 kernels run: in_features channels of one pixel.
 ConvProblem int8_problem(const Layer& l, const Shape& in_item, std::int64_t batch) {
   if (l.kind == LayerKind::conv) return l.conv.with_batch(batch);
@@ -90,27 +88,22 @@ QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> ca
   input_ = observed_quant_params(min, max);
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    const bool keeps_input = l.kind == LayerKind::max_pool || l.kind == LayerKind::avg_pool ||
-                             l.kind == LayerKind::global_avg_pool;
-    if (keeps_input) {
+    if (keeps_input_quantisation(l)) {
       activations_.push_back(activation(l.inputs[0]));
     } else {
       min = max = 0;
       observe(plan.activation(static_cast<int>(i)).span(), min, max);
       activations_.push_back(observed_quant_params(min, max));
     }
-    weights_.push_back(has_weights(l) ? quantize_weights(l.weight, l.bias, l.out_item.c()) : QuantizedWeights{});
+    weights_.push_back(has_int8_weights(l) ? quantize_weights(l.weight, l.bias, l.out_item.c()) : QuantizedWeights{});
   }
 }
 
 QuantizedNetwork::QuantizedNetwork(const Network& net, QuantParams input, std::vector<QuantParams> activations,
                                    std::vector<QuantizedWeights> weights, std::string source)
     : net_(net), input_(input), activations_(std::move(activations)), weights_(std::move(weights)), source_(std::move(source)) {
-  for (std::size_t i = 0; i < net.layers().size(); ++i) {
-    const LayerKind kind = net.layers()[i].kind;
-    if (kind == LayerKind::max_pool || kind == LayerKind::avg_pool || kind == LayerKind::global_avg_pool)
-      activations_[i] = activation(net.layers()[i].inputs[0]);
-  }
+  for (std::size_t i = 0; i < net.layers().size(); ++i)
+    if (keeps_input_quantisation(net.layers()[i])) activations_[i] = activation(net.layers()[i].inputs[0]);
 }
 
 std::size_t QuantizedNetwork::parameter_bytes() const {
@@ -137,7 +130,7 @@ Int8NetworkPlan::Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, 
     memory_.activations_bytes += activations_.back().size();
     kernel_ids_.emplace_back();
     convs_.emplace_back();
-    if (!has_weights(l)) continue;
+    if (!has_int8_weights(l)) continue;
     const ConvProblem p = int8_problem(l, input_item(net, l), batch);
     const Int8KernelInfo* info = chosen->supports(p) ? chosen : fallback(p);
     const QuantizedWeights& w = q.weights(static_cast<int>(i));

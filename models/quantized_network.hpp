@@ -21,6 +21,13 @@
 
 namespace convlab {
 
+// Conv and linear layers carry int8 weights and run on int8 kernels.
+inline bool has_int8_weights(const Layer& l) { return l.kind == LayerKind::conv || l.kind == LayerKind::linear; }
+// Pools keep their input's quantisation (a max commutes with the affine map, an average nearly).
+inline bool keeps_input_quantisation(const Layer& l) {
+  return l.kind == LayerKind::max_pool || l.kind == LayerKind::avg_pool || l.kind == LayerKind::global_avg_pool;
+}
+
 struct QuantizedWeights {  // a conv's or a linear layer's
   std::vector<std::int8_t> weight;  // PyTorch's layout (OIHW, or out x in)
   std::vector<float> weight_scale, bias;

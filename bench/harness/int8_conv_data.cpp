@@ -15,7 +15,8 @@ Int8ConvData make_int8_conv_data(const ConvProblem& p, std::uint64_t seed, bool 
   const float input_range = full_range ? 2.0f : 1.0f;
   fill_uniform(std::span(u).first(static_cast<std::size_t>(p.input_elems())), seed, 11);
   d.input.resize(static_cast<std::size_t>(p.input_elems()));
-  for (std::size_t i = 0; i < d.input.size(); ++i) d.input[i] = std::min(quantize_u8(input_range * u[i], d.input_q), std::uint8_t{full_range ? 255 : 127});
+  const std::uint8_t input_max = full_range ? 255 : 127;  // 64 x u can round up to 64: 128 without this
+  for (std::size_t i = 0; i < d.input.size(); ++i) d.input[i] = std::min(quantize_u8(input_range * u[i], d.input_q), input_max);
   // Weights: the whole qint8 range; scales differing by channel, as after BatchNorm folding.
   fill_uniform(std::span(u).first(static_cast<std::size_t>(p.weight_elems())), seed, 12);
   d.weight.resize(static_cast<std::size_t>(p.weight_elems()));

@@ -72,15 +72,22 @@ void check_int8_weights(const ConvProblem& p, const Int8ConvWeights& w);
 // to +-kRequantLimit before rounding (any such value saturates anyway): the int conversion of a
 // larger float would overflow, and SIMD conversions would give INT_MIN for it.
 inline constexpr float kRequantLimit = 65536.0f;
+
+// The requantisation of one accumulator, the definition every kernel's vector form must match.
+inline std::int32_t requantize_one(std::int32_t acc, float multiplier, float offset, std::int32_t zero_point,
+                                   std::int32_t lo, std::int32_t hi) {
+  float y = std::fma(static_cast<float>(acc), multiplier, offset);
+  y = std::fmin(std::fmax(y, -kRequantLimit), kRequantLimit);  // far beyond saturation: no int overflow
+  const std::int32_t q = static_cast<std::int32_t>(std::nearbyint(y)) + zero_point;
+  return q < lo ? lo : q > hi ? hi : q;
+}
+
 struct Requantization {
   std::vector<float> multiplier, offset;  // per output channel
   std::int32_t zero_point = 0, lo = 0, hi = 255;
 
   std::uint8_t operator()(std::int32_t acc, std::int64_t k) const {
-    float y = std::fma(static_cast<float>(acc), multiplier[k], offset[k]);
-    y = std::fmin(std::fmax(y, -kRequantLimit), kRequantLimit);  // far beyond saturation: no int overflow
-    const std::int32_t q = static_cast<std::int32_t>(std::nearbyint(y)) + zero_point;
-    return static_cast<std::uint8_t>(q < lo ? lo : q > hi ? hi : q);
+    return static_cast<std::uint8_t>(requantize_one(acc, multiplier[k], offset[k], zero_point, lo, hi));
   }
 };
 Requantization make_requantization(const Int8ConvWeights& w, std::int64_t k, Activation activation);

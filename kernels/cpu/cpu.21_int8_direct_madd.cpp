@@ -3,9 +3,9 @@
 //
 // Changes against cpu.02_direct_xsimd (its FP32 twin): the same register tile of output-channel
 // blocks x pixels (in raster order over the plane, across row ends), but each step multiplies two
-// input channels at once. run() widens
-// the quint8 input to int16 with the zero point subtracted (padding becomes 0, the real 0), two
-// channels per 32-bit word, pixels in HWC order; plan packs the qint8 weights to the same pairs.
+// input channels at once. run() widens the quint8 input to int16 with the zero point subtracted
+// (padding becomes 0, the real 0), two channels per 32-bit word, pixels in HWC order; plan packs
+// the qint8 weights to the same pairs.
 // One vpmaddwd then does two multiply-adds per output channel lane (int16 x int16 -> int32 pair
 // sums, exact: |x - zp| <= 255, |w| <= 128), so a register holds 2x the MACs of an FP32 FMA.
 // Why not u8 x s8 (vpmaddubsw): its int16 pair sums saturate (255 * 127 * 2 > 32767), changing

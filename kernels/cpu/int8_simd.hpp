@@ -5,8 +5,6 @@
 // AVX-512BW, AVX2, and a portable form (NEON, SSE2) on arrays with the scalar arithmetic.
 #pragma once
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -76,8 +74,7 @@ inline IVec madd_add(IVec acc, IVec a, IVec b) {
 }
 inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
   for (int l = 0; l < kLanes; ++l) {
-    const float y = std::fmin(std::fmax(std::fma(static_cast<float>(acc.v[l]), m[l], o[l]), -kRequantLimit), kRequantLimit);
-    out[l] = std::clamp(static_cast<std::int32_t>(std::nearbyint(y)) + zp.v[l], lo.v[l], hi.v[l]);
+    out[l] = requantize_one(acc.v[l], m[l], o[l], zp.v[l], lo.v[l], hi.v[l]);
   }
 }
 #endif
