@@ -220,7 +220,7 @@ def service_time(policy_output, batch):
 def section_policy(run):
     batch1 = rows_by(run.load("a.json"))[("cpu.auto", 1)]["latency_ms"]
     capacity = 1000 / batch1["mean"]  # as `convlab policy` computes it: the slow tail takes the worker's time too
-    near = int(0.9 * capacity / 100) * 100
+    near = int(0.9 * capacity / 100) * 100 or max(1, int(0.9 * capacity))  # in hundreds, unless it is that slow
     for rate in RATES:
         command = COMMANDS[f"policy_{rate}"]
         heading(f"5. policy at {rate}/s", command)
