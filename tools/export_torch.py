@@ -9,6 +9,14 @@ that the reference is FP32); the torch version and device are in each file's __m
   tools/export_torch.py --model resnet8 --seed 3 --batch 8 --out DIR
   tools/export_torch.py --model resnet8 --state-dict trained.pt --batch 8 --out DIR
 
+With --quantize int8 the model is quantised by PyTorch's eager-mode post-training static recipe
+(tools/torch_quantize.py: fused, the `onednn` qconfig, --calibration seeded inputs apart from the
+reference input, converted) and DIR gets quantized.safetensors (convlab's int8 interchange file,
+for `convlab validate --precision int8 --weights` and `convlab run --quantized`) beside
+weights.safetensors (the FP32 state_dict it was made from); expect.safetensors then holds the
+quantised model's outputs, dequantised to F32. --engine picks the quantised engine that runs it
+(default: onednn on a CPU with VNNI, else qnnpack, which accumulates exactly without it).
+
 Without --state-dict the weights are init_reference_weights(seed) (see tools/torch_models.py).
 Uses the `safetensors` package when installed, else writes the format itself (a JSON header and
 the raw little-endian bytes).
@@ -31,9 +39,11 @@ except ImportError:
              f"or run this script with a Python that has it")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_quantize  # noqa: E402
 from torch_models import MODELS, init_reference_weights  # noqa: E402
 
-DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.float64: "F64", torch.int64: "I64"}
+DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.float64: "F64", torch.int64: "I64", torch.int32: "I32",
+          torch.int8: "I8"}
 
 
 def write_safetensors(path, tensors, metadata):
@@ -68,9 +78,16 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu, or cuda for a GPU reference (FP32: TF32 off)")
     ap.add_argument("--max-tap-elems", type=int, default=0,
                     help="leave out layer outputs with more elements than this (0: keep all); keeps golden files small")
+    ap.add_argument("--quantize", choices=["int8"], help="quantise with PyTorch and export the int8 reference")
+    ap.add_argument("--calibration", type=int, default=32, help="--quantize: seeded calibration inputs (default 32)")
+    ap.add_argument("--engine", choices=["onednn", "qnnpack"], help="--quantize: the quantised engine that runs it")
     a = ap.parse_args()
     if a.batch < 1:
         ap.error(f"--batch {a.batch} must be at least 1")
+    if a.calibration < 1:
+        ap.error(f"--calibration {a.calibration} must be at least 1")
+    if a.quantize and a.device != "cpu":
+        ap.error("--quantize runs on the CPU (PyTorch's quantised engines); leave out --device")
 
     torch.set_grad_enabled(False)
     if a.device != "cpu":  # PyTorch lets cuDNN convolutions and matmuls use TF32 by default
@@ -84,20 +101,30 @@ def main():
     model = model.float().eval().to(a.device)
     g = torch.Generator().manual_seed(a.seed if a.input_seed is None else a.input_seed)
     x = torch.randn((a.batch, *model.input_shape), generator=g, dtype=torch.float32)
+    fp32_state = {k: v.cpu() for k, v in model.state_dict().items()}
+    meta = {"torch_version": torch.__version__, "model": a.model, "batch": str(a.batch),
+            "weights": a.state_dict if a.state_dict else f"init_reference_weights(seed={a.seed})",
+            "device": a.device, "producer": "convlab tools/export_torch.py"}
+    os.makedirs(a.out, exist_ok=True)
+    if a.quantize:
+        # The calibration inputs: their own stream, apart from the reference input's.
+        calibration = torch.randn((a.calibration, *model.input_shape), generator=g, dtype=torch.float32)
+        engine = a.engine or torch_quantize.engine_for_this_cpu()
+        model = torch_quantize.quantize(model, calibration, engine)
+        meta.update(precision="int8", engine=torch_quantize.describe_engine(engine),
+                    calibration=f"{a.calibration} seeded inputs, PyTorch's onednn qconfig (HistogramObserver)")
+        write_safetensors(os.path.join(a.out, "quantized.safetensors"), torch_quantize.interchange_tensors(model), meta)
     taps = {}
     logits = model(x.to(a.device), taps).cpu()
     taps = {k: v.cpu() for k, v in taps.items()}
     if a.max_tap_elems > 0:
         taps = {k: v for k, v in taps.items() if v.numel() <= a.max_tap_elems}
 
-    meta = {"torch_version": torch.__version__, "model": a.model, "batch": str(a.batch),
-            "weights": a.state_dict if a.state_dict else f"init_reference_weights(seed={a.seed})",
-            "device": a.device, "producer": "convlab tools/export_torch.py"}
-    os.makedirs(a.out, exist_ok=True)
-    write_safetensors(os.path.join(a.out, "weights.safetensors"), {k: v.cpu() for k, v in model.state_dict().items()}, meta)
+    write_safetensors(os.path.join(a.out, "weights.safetensors"), fp32_state, meta)
     write_safetensors(os.path.join(a.out, "input.safetensors"), {"input": x}, meta)
     write_safetensors(os.path.join(a.out, "expect.safetensors"), {"output": logits, **taps}, meta)
-    print(f"{a.model} batch {a.batch}: wrote weights, input and expect ({len(taps)} layers) to {a.out}")
+    what = f"int8 on {meta['engine']}: quantized, " if a.quantize else ""
+    print(f"{a.model} batch {a.batch}: wrote {what}weights, input and expect ({len(taps)} layers) to {a.out}")
 
 
 if __name__ == "__main__":

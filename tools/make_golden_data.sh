@@ -2,7 +2,10 @@
 # Regenerates the golden references under tests/data with tools/export_torch.py (needs python3
 # with torch). Per model: weights.safetensors (seed 2024, shared by both batches), and b1/, b3/ each
 # holding input.safetensors and expect.safetensors. Layer outputs above 4096 floats are left out
-# so that the whole set stays small (about 1.2 MiB); the logits and the deep layers are kept.
+# so that the whole set stays small (about 1.4 MiB); the logits and the deep layers are kept.
+# int8: resnet8 (residual adds) and mobilenet-tiny (depthwise, ReLU6) quantised by PyTorch
+# (export_torch.py --quantize int8) in int8/: quantized.safetensors and a batch of 1 (layer outputs up
+# to 8192 floats: enough for the deep layers to be judged on their own inputs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-/usr/bin/python3}
@@ -18,5 +21,11 @@ for model in lab-cnn lenet5 resnet8 mobilenet-tiny; do
     mv "$tmp/$model-$batch/input.safetensors" "$tmp/$model-$batch/expect.safetensors" "$dir/b$batch/"
   done
   mv "$tmp/$model-1/weights.safetensors" "$dir/"
+done
+for model in resnet8 mobilenet-tiny; do
+  "$python" tools/export_torch.py --model "$model" --seed 2024 --input-seed 101 --batch 1 --quantize int8 \
+    --max-tap-elems 8192 --out "$tmp/$model-int8"
+  mkdir -p "tests/data/$model/int8"
+  mv "$tmp/$model-int8/"{quantized,input,expect}.safetensors "tests/data/$model/int8/"
 done
 du -sh tests/data
