@@ -1,5 +1,6 @@
 #include "models/quantized_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -104,6 +105,9 @@ TensorFile quantized_tensors(const QuantizedNetwork& q) {
 
 QuantizedNetwork load_quantized(const Network& net, const TensorFile& file, const std::string& label) {
   Reader in(file, label);
+  if (std::ranges::none_of(file.tensors, [](const auto& t) { return t.second.dtype == "I8"; }))
+    throw InputError(fmt::format("{}: holds no I8 weights, so it is not an int8 interchange file (an FP32 state_dict?): "
+                                 "make one with `convlab quantize` or tools/export_torch.py --quantize int8", label));
   const QuantParams input = in.params("quant");
   std::vector<QuantParams> activations;
   std::vector<QuantizedWeights> weights;

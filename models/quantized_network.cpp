@@ -18,22 +18,12 @@ constexpr const char* kOracle = "cpu.20_int8_reference";
 // for a range.
 constexpr const char* kCalibrationKernel = "cpu.01_im2col_eigen";
 
-// A linear layer as the 1x1 convolution int8 kernels run: in_features channels of one pixel.
-ConvProblem int8_problem(const Layer& l, const Shape& in_item, std::int64_t batch) {
-  if (l.kind == LayerKind::conv) return l.conv.with_batch(batch);
-  return ConvProblem{.n = batch, .c = in_item.item_elems(), .h = 1, .w = 1, .k = l.out_item.c(), .name = l.name};
-}
-
 // For a layer the chosen kernel does not support: the first other kernel of ours that does (the
 // depthwise one, for a depthwise layer), else the oracle.
 const Int8KernelInfo* fallback(const ConvProblem& p) {
   for (const Int8KernelInfo& k : all_int8_kernels())
     if (!k.baseline && k.id != kOracle && k.supports(p)) return &k;
   return find_int8_kernel(kOracle);
-}
-
-Shape input_item(const Network& net, const Layer& l) {
-  return l.inputs[0] == Network::kNetworkInput ? net.input_item() : net.layers()[l.inputs[0]].out_item;
 }
 
 void observe(std::span<const float> values, float& min, float& max) {
@@ -44,6 +34,15 @@ void observe(std::span<const float> values, float& min, float& max) {
 }
 
 }  // namespace
+
+Shape layer_input_item(const Network& net, const Layer& l) {
+  return l.inputs[0] == Network::kNetworkInput ? net.input_item() : net.layers()[l.inputs[0]].out_item;
+}
+
+ConvProblem int8_problem(const Network& net, const Layer& l, std::int64_t batch) {
+  if (l.kind == LayerKind::conv) return l.conv.with_batch(batch);
+  return ConvProblem{.n = batch, .c = layer_input_item(net, l).item_elems(), .h = 1, .w = 1, .k = l.out_item.c(), .name = l.name};
+}
 
 QuantParams observed_quant_params(float min, float max) {
   min = std::min(min, 0.0f);
@@ -131,7 +130,7 @@ Int8NetworkPlan::Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, 
     kernel_ids_.emplace_back();
     convs_.emplace_back();
     if (!has_int8_weights(l)) continue;
-    const ConvProblem p = int8_problem(l, input_item(net, l), batch);
+    const ConvProblem p = int8_problem(net, l, batch);
     const Int8KernelInfo* info = chosen->supports(p) ? chosen : fallback(p);
     const QuantizedWeights& w = q.weights(static_cast<int>(i));
     const QuantParams x = q.activation(l.inputs[0]);
@@ -154,33 +153,42 @@ const std::uint8_t* Int8NetworkPlan::bytes(int index) const {
 }
 
 void Int8NetworkPlan::forward() {
-  const Network& net = q_.network();
   ops::quantize(input_.data(), quantized_input_.data(), input_.elems(), q_.input());
-  for (std::size_t i = 0; i < net.layers().size(); ++i) {
-    const Layer& l = net.layers()[i];
-    const int first = l.inputs[0];
-    const std::uint8_t* x = bytes(first);
-    Shape shape = input_item(net, l);
-    shape.dims[0] = batch_;
-    std::uint8_t* out = activations_[i].data();
-    switch (l.kind) {
-      case LayerKind::conv:
-      case LayerKind::linear: convs_[i]->run(x, out, workspace_.get()); break;
-      case LayerKind::max_pool: ops::max_pool2d_u8(x, shape, out, l.pool); break;
-      case LayerKind::avg_pool: ops::avg_pool2d_u8(x, shape, out, l.pool, q_.activation(static_cast<int>(i)).zero_point); break;
-      case LayerKind::global_avg_pool: ops::global_avg_pool_u8(x, shape, out); break;
-      case LayerKind::add:
-        ops::add_u8(x, q_.activation(first), bytes(l.inputs[1]), q_.activation(l.inputs[1]), out,
-                 q_.activation(static_cast<int>(i)), static_cast<std::int64_t>(activations_[i].size()), l.relu);
-        break;
-      case LayerKind::softmax: {  // the last layer: FP32, on the dequantised logits (output_ holds them)
-        ops::dequantize(x, output_.data(), output_.elems(), q_.activation(first));
-        ops::softmax(output_.data(), batch_, l.out_item.c(), output_.data());
-        return;
-      }
-    }
+  const auto& layers = q_.network().layers();
+  for (std::size_t i = 0; i < layers.size(); ++i) run_layer(static_cast<int>(i));
+  if (layers.back().kind != LayerKind::softmax)  // (a softmax left its FP32 output there)
+    ops::dequantize(activations_.back().data(), output_.data(), output_.elems(), q_.activation(static_cast<int>(layers.size()) - 1));
+}
+
+void Int8NetworkPlan::run_layer(int index) {
+  const Network& net = q_.network();
+  const Layer& l = net.layers().at(index);
+  const auto i = static_cast<std::size_t>(index);
+  const int first = l.inputs[0];
+  const std::uint8_t* x = bytes(first);
+  Shape shape = layer_input_item(net, l);
+  shape.dims[0] = batch_;
+  std::uint8_t* out = activations_[i].data();
+  switch (l.kind) {
+    case LayerKind::conv:
+    case LayerKind::linear: convs_[i]->run(x, out, workspace_.get()); break;
+    case LayerKind::max_pool: ops::max_pool2d_u8(x, shape, out, l.pool); break;
+    case LayerKind::avg_pool: ops::avg_pool2d_u8(x, shape, out, l.pool, q_.activation(index).zero_point); break;
+    case LayerKind::global_avg_pool: ops::global_avg_pool_u8(x, shape, out); break;
+    case LayerKind::add:
+      ops::add_u8(x, q_.activation(first), bytes(l.inputs[1]), q_.activation(l.inputs[1]), out, q_.activation(index),
+                  static_cast<std::int64_t>(activations_[i].size()), l.relu);
+      break;
+    case LayerKind::softmax:  // the last layer: FP32, on the dequantised logits (output_ holds them)
+      ops::dequantize(x, output_.data(), output_.elems(), q_.activation(first));
+      ops::softmax(output_.data(), batch_, l.out_item.c(), output_.data());
+      break;
   }
-  ops::dequantize(activations_.back().data(), output_.data(), output_.elems(), q_.activation(static_cast<int>(activations_.size()) - 1));
+}
+
+std::span<std::uint8_t> Int8NetworkPlan::activation_bytes(int index) {
+  if (index == Network::kNetworkInput) return quantized_input_;
+  return activations_.at(static_cast<std::size_t>(index));
 }
 
 std::vector<float> Int8NetworkPlan::dequantized(int layer) const {

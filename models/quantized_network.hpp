@@ -28,6 +28,12 @@ inline bool keeps_input_quantisation(const Layer& l) {
   return l.kind == LayerKind::max_pool || l.kind == LayerKind::avg_pool || l.kind == LayerKind::global_avg_pool;
 }
 
+// The item shape layer `l` reads (its first input's).
+Shape layer_input_item(const Network& net, const Layer& l);
+// The problem an int8 kernel runs for a conv or linear layer; a linear layer is the 1x1
+// convolution of in_features channels of one pixel.
+ConvProblem int8_problem(const Network& net, const Layer& l, std::int64_t batch);
+
 struct QuantizedWeights {  // a conv's or a linear layer's
   std::vector<std::int8_t> weight;  // PyTorch's layout (OIHW, or out x in)
   std::vector<float> weight_scale, bias;
@@ -83,6 +89,11 @@ class Int8NetworkPlan {
   const Tensor& output() const { return output_; }
   // Layer `layer`'s output of the last forward, dequantised (a softmax's: its FP32 output).
   std::vector<float> dequantized(int layer) const;
+  // Layer `index` alone, on what the buffers of its inputs hold: `validate` puts the reference's
+  // bytes there (activation_bytes) to judge each layer on its own inputs.
+  void run_layer(int index);
+  // The quint8 buffer of layer `index`'s output, or of the quantised input (Network::kNetworkInput).
+  std::span<std::uint8_t> activation_bytes(int index);
 
   std::int64_t batch() const { return batch_; }
   const MemoryAccount& memory() const { return memory_; }

@@ -2,6 +2,7 @@
 // pass, 1 when a kernel fails, 2 (one line) for bad usage or a bad file.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +54,57 @@ TEST_CASE("cli validate: bad usage and bad files exit 2 with one line") {
   { std::ofstream(truncated) << "abc"; }
   check_usage_error("validate --model resnet8 --weights " + truncated + " --input x --expect y", "truncated: 3 bytes");
   check_usage_error(kArgs + " --json /nonexistent-dir/v.json", "cannot write '/nonexistent-dir/v.json'");
+}
+
+// PyTorch's own quantised models (tools/make_golden_data.sh: export_torch.py --quantize int8).
+std::string int8_args(const std::string& model, const std::string& weights = "") {
+  const std::string dir = std::string(CONVLAB_TEST_DATA) + "/" + model + "/int8/";
+  return "validate --precision int8 --model " + model + " --threads 1 --weights " +
+         (weights.empty() ? dir + "quantized.safetensors" : weights) + " --input " + dir + "input.safetensors --expect " +
+         dir + "expect.safetensors";
+}
+
+TEST_CASE("cli validate --precision int8: PyTorch's quantised resnet8 and mobilenet-tiny pass with every int8 kernel") {
+  for (const std::string model : {"resnet8", "mobilenet-tiny"}) {
+    CAPTURE(model);
+    const std::string json = (scratch() / "v8.json").string();
+    const Outcome o = run_convlab(int8_args(model) + " --kernel ours --json " + json);
+    CHECK_MESSAGE(o.code == 0, (o.out + o.err));
+    CHECK(o.out.find("engine") != std::string::npos);  // which quantised engine made the reference
+    const auto doc = nlohmann::json::parse(slurp(json));
+    CHECK(doc["precision"] == "int8");
+    CHECK(doc["kernels"].size() == (model == "resnet8" ? 2u : 3u));  // 20 and 21; mobilenet-tiny also 22
+    int judged = 0;
+    for (const auto& layer : doc["kernels"][0]["layers"]) {
+      if (!layer["judged"].get<bool>()) continue;
+      ++judged;
+      CHECK(layer["max_quanta"].get<double>() <= 1);
+    }
+    CHECK(judged >= 5);  // the deep layers, whose inputs the file holds
+  }
+}
+
+TEST_CASE("cli validate --precision int8: one flipped int8 weight fails (exit 1) at its layer") {
+  convlab::TensorFile q = convlab::read_safetensors(std::string(CONVLAB_TEST_DATA) + "/resnet8/int8/quantized.safetensors");
+  std::vector<std::int64_t>& w = q.tensors.at("layer3.0.conv1.weight").integers;
+  const auto largest = std::ranges::max_element(w, {}, [](std::int64_t v) { return v < 0 ? -v : v; });
+  *largest = -std::max<std::int64_t>(*largest, -127);
+  const std::string bad = (scratch() / "flipped.safetensors").string();
+  convlab::write_safetensors(bad, q);
+  const Outcome o = run_convlab(int8_args("resnet8", bad) + " --kernel cpu.21_int8_direct_madd");
+  CHECK(o.code == 1);
+  CHECK(o.out.find("first diverging layer: layer3.0.conv1") != std::string::npos);
+}
+
+TEST_CASE("cli validate --precision int8: bad usage exits 2 with one line") {
+  check_usage_error(int8_args("resnet8") + " --backend cuda", "--precision int8 runs on the CPU");
+  check_usage_error(int8_args("resnet8") + " --kernel cpu.01_im2col_eigen", "cpu.01_im2col_eigen");
+  check_usage_error(int8_args("resnet8") + " --kernel cpu.22_int8_depthwise",
+                    "--kernel: cpu.22_int8_depthwise supports no conv or linear layer of resnet8");
+  check_usage_error(int8_args("resnet8", kResnet + "weights.safetensors"), "holds no I8 weights");  // an FP32 state_dict
+  std::string int4 = int8_args("resnet8");
+  int4.replace(int4.find("int8"), 4, "int4");
+  check_usage_error(int4, "int4");
 }
 
 TEST_CASE("cli run: --weights loads a state_dict, and a bad one exits 2") {

@@ -24,6 +24,11 @@ struct LayerComparison {
   double max_rel = 0;     // max |got - expect| / |expect| where |expect| >= kRelativeErrorFloor x peak
   double normalised = 0;  // ||got - expect|| / ||expect||
   double peak = 0;        // max |expect|
+  // int8 only (bench/check/validate_int8.hpp): the layer's output scale; on the reference's inputs,
+  // max |got - expect| in quanta of it and the share of elements a quantum or more apart; the same
+  // through the whole network from the input (chained_*, reported, not judged).
+  double scale = 0, max_quanta = 0, off_share = 0, chained_quanta = 0, chained_off_share = 0;
+  bool judged = true;  // int8: false when the expect file lacks the layer's inputs
   bool pass = false;
 };
 
@@ -58,6 +63,11 @@ std::vector<std::string> kernels_covering(const Network& net, Backend backend);
 // Checks that input and expect fit `net` before any kernel runs; throws InputError naming the
 // offending tensor.
 void check_reference(const Network& net, const TensorFile& input, const TensorFile& expect);
+
+// Counts the items whose predicted class matches the reference's; a flip fails unless the
+// reference's top-2 margin is within `near_tie`. Then sets first_divergent and pass from v.layers.
+void judge_top1(KernelValidation& v, std::span<const float> got_logits, std::span<const float> want_logits,
+                std::int64_t batch, double near_tie);
 
 std::string describe(const KernelValidation& v);  // a per-layer table and the verdict
 nlohmann::json to_json(const KernelValidation& v);

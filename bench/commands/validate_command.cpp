@@ -4,16 +4,19 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "bench/check/validate.hpp"
+#include "bench/check/validate_int8.hpp"
 #include "bench/commands/cli.hpp"
 #include "bench/commands/cli_args.hpp"
 #include "bench/report/results.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
+#include "models/quantized_file.hpp"
 #include "models/weight_file.hpp"
 
 namespace convlab {
@@ -23,6 +26,7 @@ namespace {
 struct ValidateOptions {
   std::string model, weights, input, expect;
   std::string backend = "cpu";
+  std::string precision = "fp32";
   std::string kernels = "all";
   std::string json;
   int threads = 0;
@@ -34,15 +38,40 @@ CLI::App* add_validate_options(CLI::App& app, ValidateOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "validate", "Check a model's every layer against PyTorch's outputs (files from tools/export_torch.py)");
   cmd->add_option("--model", o.model, "Network (see `convlab models`)")->required();
-  cmd->add_option("--weights", o.weights, "weights.safetensors: the PyTorch state_dict")->required();
+  cmd->add_option("--weights", o.weights,
+                  "weights.safetensors: the PyTorch state_dict; with --precision int8 quantized.safetensors")
+      ->required();
   cmd->add_option("--input", o.input, "input.safetensors: tensor `input`, N x C x H x W")->required();
   cmd->add_option("--expect", o.expect, "expect.safetensors: `output` and each layer's output")->required();
   cmd->add_option("--backend", o.backend, "cpu, cuda or metal")->capture_default_str();
-  cmd->add_option("--kernel", o.kernels, "Kernel id(s), comma-separated, or all")->capture_default_str();
+  cmd->add_option("--precision", o.precision,
+                  "fp32, or int8: the quantised model (tools/export_torch.py --quantize int8), judged in quanta")
+      ->capture_default_str();
+  cmd->add_option("--kernel", o.kernels, "Kernel id(s), comma-separated, all, or ours (all but the baselines)")
+      ->capture_default_str();
   add_threads_option(*cmd, o.threads);
   add_auto_options(*cmd);
   cmd->add_option("--json", o.json, "Write the comparison as JSON");
   return cmd;
+}
+
+// --kernel: "all" is `covering`, "ours" the same without the baselines; else each id must name a
+// kernel of the backend and precision that covers a layer.
+std::vector<std::string> chosen_kernels(const ValidateOptions& o, Backend backend, Precision precision,
+                                        std::vector<std::string> covering) {
+  if (o.kernels == "all") return covering;
+  if (o.kernels == "ours") {
+    std::erase_if(covering, [precision](const std::string& id) {
+      return precision == Precision::int8 ? find_int8_kernel(id)->baseline : find_kernel(id)->baseline;
+    });
+    return covering;
+  }
+  std::vector<std::string> kernels = parse_kernel_ids(o.kernels, backend, precision);
+  for (const std::string& id : kernels)
+    if (std::ranges::find(covering, id) == covering.end())
+      throw InputError(fmt::format("--kernel: {} supports no {} layer of {}", id,
+                                   precision == Precision::int8 ? "conv or linear" : "conv", o.model));
+  return kernels;
 }
 
 // Exit 0 when every kernel passes, 1 when any fails; throws InputError for bad usage (exit 2).
@@ -50,35 +79,39 @@ int run_validate(const ValidateOptions& o) {
   set_threads(o.threads);
   const ModelInfo& model = parse_model(o.model);
   const Backend backend = parse_backend(o.backend);
+  const Precision precision = parse_precision(o.precision);
+  if (precision == Precision::int8 && backend != Backend::cpu)
+    throw InputError(fmt::format("--precision int8 runs on the CPU; the {} backend has no int8 kernels", o.backend));
 
-  const Network net = load_network(model, o.weights);
+  // int8: the architecture from the model, its weights and quantisation from the interchange file.
+  const Network net = precision == Precision::int8 ? model.build(seeded_weights(0)) : load_network(model, o.weights);
+  std::optional<QuantizedNetwork> quantized;
+  if (precision == Precision::int8) quantized.emplace(load_quantized(net, read_safetensors(o.weights), o.weights));
   const TensorFile input = read_safetensors(o.input), expect = read_safetensors(o.expect);
   check_reference(net, input, expect);
-  const std::vector<std::string> covering = kernels_covering(net, backend);
-  std::vector<std::string> kernels;
-  if (o.kernels == "all") {
-    kernels = covering;
-  } else {
-    kernels = parse_kernel_ids(o.kernels, backend);
-    for (const std::string& id : kernels) {
-      if (std::ranges::find(covering, id) == covering.end())
-        throw InputError(fmt::format("--kernel: {} supports no conv layer of {}", id, o.model));
-    }
-  }
+  const std::int64_t batch = input.tensors.at("input").shape[0];
+  const std::vector<std::string> kernels =
+      chosen_kernels(o, backend, precision,
+                     precision == Precision::int8 ? int8_kernels_covering(net, batch) : kernels_covering(net, backend));
   require_backend(backend);
   if (!o.json.empty()) check_writable(o.json);  // a bad path fails now, not after the runs
 
-  const auto torch = expect.metadata.find("torch_version");
-  fmt::print("validate {} (batch {}) against {} (torch {})\n\n", o.model, input.tensors.at("input").shape[0], o.expect,
-             torch == expect.metadata.end() ? "unknown" : torch->second);
-  nlohmann::json doc = {{"schema", "convlab-validate/1"}, {"model", o.model}, {"weights", o.weights},
-                        {"input", o.input}, {"expect", o.expect}, {"batch", input.tensors.at("input").shape[0]},
-                        {"torch_version", torch == expect.metadata.end() ? "" : torch->second},
-                        {"kernels", nlohmann::json::array()}};
+  const auto metadata = [&expect](const char* key) {
+    const auto it = expect.metadata.find(key);
+    return it == expect.metadata.end() ? std::string() : it->second;
+  };
+  fmt::print("validate {} {} (batch {}) against {} (torch {}{})\n\n", o.model, to_string(precision), batch, o.expect,
+             metadata("torch_version").empty() ? "unknown" : metadata("torch_version"),
+             metadata("engine").empty() ? "" : ", engine " + metadata("engine"));
+  nlohmann::json doc = {{"schema", "convlab-validate/1"}, {"model", o.model}, {"precision", to_string(precision)},
+                        {"weights", o.weights}, {"input", o.input}, {"expect", o.expect}, {"batch", batch},
+                        {"torch_version", metadata("torch_version")}, {"kernels", nlohmann::json::array()}};
+  if (precision == Precision::int8) doc["engine"] = metadata("engine");
   gpu::GpuRuntime* gpu = gpu_runtime(backend);  // available: checked above; null for the CPU
   bool all_pass = true;
   for (const std::string& id : kernels) {
-    const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id, gpu);
+    const KernelValidation v = quantized ? validate_int8_kernel(*quantized, input.tensors.at("input"), expect, id)
+                                         : validate_kernel(net, input.tensors.at("input"), expect, id, gpu);
     std::fputs((describe(v) + "\n").c_str(), stdout);
     doc["kernels"].push_back(to_json(v));
     all_pass = all_pass && v.pass;
