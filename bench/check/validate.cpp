@@ -172,7 +172,7 @@ void judge_top1(KernelValidation& v, std::span<const float> got_logits, std::spa
 std::string describe(const KernelValidation& v) {
   const bool int8 = v.tolerance.quanta > 0;
   std::string s = int8 ? fmt::format("{}: {}  (tolerance, each layer on the reference's inputs: max {} quantum of its "
-                                     "output scale, at most {:.0f}% of the elements one apart)\n",
+                                     "output scale, on at most {:.0f}% of the elements or one)\n",
                                      v.kernel, v.pass ? "PASS" : "FAIL", v.tolerance.quanta, 100 * v.tolerance.off_share)
                        : fmt::format("{}: {}  (tolerance: normalised error <= {:.2g}, max abs <= {:.2g} x layer peak)\n",
                                      v.kernel, v.pass ? "PASS" : "FAIL", v.tolerance.normalised, v.tolerance.peak_fraction);
