@@ -2,9 +2,11 @@
 // tests CMakeLists sets LANGUAGE CXX), launched by test_simt.cpp. Some hold planted bugs.
 #include "kernels/simt/simt.hpp"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/mma_s8.cuh"
 #include "tests/simt_kernels.hpp"
 
 namespace convlab::simt_test {
@@ -164,6 +166,35 @@ __global__ void barrier_loop(int iterations, int* out) {
   int k = 0;
   for (; k < iterations; ++k) __syncthreads();
   if (threadIdx.x == 0) *out = k;
+}
+
+__global__ void dp4a_values(const int* a, const int* b, const int* c, int* signed_out, unsigned* unsigned_out) {
+  const unsigned i = threadIdx.x;
+  signed_out[i] = __dp4a(a[i], b[i], c[i]);
+  unsigned_out[i] = __dp4a(static_cast<unsigned>(a[i]), static_cast<unsigned>(b[i]), static_cast<unsigned>(c[i]));
+}
+
+namespace {
+__device__ __forceinline__ unsigned word_at(const signed char* p) {
+  unsigned w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+}  // namespace
+
+__global__ void mma_tile(const signed char* a, const signed char* b, const int* c, int* d, int lanes) {
+  const int lane = static_cast<int>(threadIdx.x), g = lane / 4, t = lane % 4;
+  if (lane >= lanes) return;
+  const unsigned fa[4] = {word_at(a + g * 32 + 4 * t), word_at(a + (g + 8) * 32 + 4 * t), word_at(a + g * 32 + 16 + 4 * t),
+                          word_at(a + (g + 8) * 32 + 16 + 4 * t)};
+  const unsigned fb[2] = {word_at(b + g * 32 + 4 * t), word_at(b + g * 32 + 16 + 4 * t)};
+  const int fc[4] = {c[g * 8 + 2 * t], c[g * 8 + 2 * t + 1], c[(g + 8) * 8 + 2 * t], c[(g + 8) * 8 + 2 * t + 1]};
+  int fd[4];
+  mma_m16n8k32_s8(fd, fa, fb, fc);
+  d[g * 8 + 2 * t] = fd[0];
+  d[g * 8 + 2 * t + 1] = fd[1];
+  d[(g + 8) * 8 + 2 * t] = fd[2];
+  d[(g + 8) * 8 + 2 * t + 1] = fd[3];
 }
 
 }  // namespace convlab::simt_test

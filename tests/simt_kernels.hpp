@@ -41,4 +41,11 @@ void throwing_kernel(int bad, int* destroyed);
 // `iterations` barriers, for the context-switch rate.
 void barrier_loop(int iterations, int* out);
 
+// signed_out[i] = __dp4a(a[i], b[i], c[i]) on s8 bytes, unsigned_out[i] the u8 overload's.
+void dp4a_values(const int* a, const int* b, const int* c, int* signed_out, unsigned* unsigned_out);
+// One warp: d = a b + c through mma_m16n8k32_s8, each lane loading its registers in PTX's fragment
+// layout from a (16 x 32 s8, row-major), b (8 columns of 32 s8) and c (16 x 8, row-major); d
+// row-major. Lanes `lanes` and up return first (a planted bug when lanes < 32).
+void mma_tile(const signed char* a, const signed char* b, const int* c, int* d, int lanes);
+
 }  // namespace convlab::simt_test

@@ -165,6 +165,51 @@ TEST_CASE("simt: an exception in a kernel thread propagates out of launch") {
   CHECK(sum == 2016.0f);
 }
 
+TEST_CASE("simt: __dp4a adds four byte products, signed or unsigned, wrapping as the GPU does") {
+  const std::vector<int> a{0x7F80FF01, 0x01020304, -1, 0x7FFFFFFF}, b{0x7F80FF01, 0x05060708, -1, 0x02020202},
+      c{10, -5, 0x7FFFFFFF, 0};
+  std::vector<int> s(4);
+  std::vector<unsigned> u(4);
+  simt::launch(LaunchConfig{.grid = {1}, .block = {4}}, simt_test::dp4a_values, a.data(), b.data(), c.data(), s.data(),
+               u.data());
+  CHECK(s[0] == 10 + 127 * 127 + 128 * 128 + 1 + 1);  // bytes 01, FF (-1), 80 (-128), 7F: lowest first
+  CHECK(u[0] == 10u + 127 * 127 + 128 * 128 + 255 * 255 + 1);
+  CHECK(s[1] == -5 + 4 * 8 + 3 * 7 + 2 * 6 + 1 * 5);
+  CHECK(s[2] == static_cast<int>(0x7FFFFFFFu + 4u));  // 4 x (-1 x -1) past INT_MAX wraps
+  CHECK(s[3] == 3 * 2 * (-1) + 2 * 127);               // bytes FF, FF, FF, 7F against 02s
+}
+
+TEST_CASE("simt: the int8 tensor-core mma computes A B + C with PTX's fragment layout") {
+  std::vector<signed char> a(16 * 32), b(8 * 32);
+  std::vector<int> c(16 * 8), d(16 * 8, 0);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<signed char>((i * 37 + 11) % 256 - 128);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<signed char>((i * 101 + 7) % 256 - 128);
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = static_cast<int>(i) * 1000 - 60000;
+  a[0] = b[0] = -128;  // the extremes multiply exactly
+  simt::launch(LaunchConfig{.grid = {1}, .block = {32}}, simt_test::mma_tile, a.data(), b.data(), c.data(), d.data(), 32);
+  int wrong = 0;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 8; ++n) {
+      int want = c[m * 8 + n];
+      for (int k = 0; k < 32; ++k) want += a[m * 32 + k] * b[n * 32 + k];
+      wrong += d[m * 8 + n] != want;
+    }
+  CHECK(wrong == 0);
+
+  // mma.sync is one instruction of the whole warp: a lane that left first is an error, not poison.
+  const std::string msg = emulator_error([&] {
+    simt::launch(LaunchConfig{.grid = {1}, .block = {32}}, simt_test::mma_tile, a.data(), b.data(), c.data(), d.data(), 31);
+  });
+  CHECK(msg.find("needs all 32 lanes of the warp: lane 31") != std::string::npos);
+  CHECK(msg.find("has returned") != std::string::npos);
+  MESSAGE(msg);
+  const std::string short_block = emulator_error([&] {
+    simt::launch(LaunchConfig{.grid = {1}, .block = {16}}, simt_test::mma_tile, a.data(), b.data(), c.data(), d.data(), 32);
+  });
+  CHECK(short_block.find("lane 16 of the warp") != std::string::npos);
+  CHECK(short_block.find("does not exist (the block has 16 threads)") != std::string::npos);
+}
+
 TEST_CASE("simt: bad launch shapes are errors") {
   float out = 0;
   auto launch_with = [&](dim3 grid, dim3 block, unsigned shared = 0) {

@@ -94,7 +94,12 @@ thread_local Fiber* t_fiber = nullptr;  // the fiber running on this OS thread, 
 thread_local bool t_in_launch = false;
 
 std::string coords(uint3 v) {
-  return "(" + std::to_string(v.x) + "," + std::to_string(v.y) + "," + std::to_string(v.z) + ")";
+  std::string s = std::to_string(v.x);  // appended, not `"(" + ...`: GCC 12 warns falsely there (-Wrestrict)
+  s += ',';
+  s += std::to_string(v.y);
+  s += ',';
+  s += std::to_string(v.z);
+  return '(' + s + ')';
 }
 std::string coords(dim3 v) { return coords(uint3{v.x, v.y, v.z}); }
 
@@ -113,6 +118,7 @@ const char* op_name(WarpOp op) {
     case WarpOp::ballot: return "__ballot_sync";
     case WarpOp::any: return "__any_sync";
     case WarpOp::all: return "__all_sync";
+    case WarpOp::mma_s8: return "mma_m16n8k32_s8";
   }
   return "warp op";
 }
@@ -231,6 +237,31 @@ std::uint64_t warp_result(const Fiber& f, unsigned lane, unsigned waiting, unsig
   return (waiting >> src & 1u) != 0 ? warp[src].value : kPoison;
 }
 
+// An mma.sync is one instruction of the whole warp (.aligned): every one of the 32 lanes must
+// execute the same one, or the GPU's result is undefined; here that is an error naming the lane.
+void multiply_warp(const Emulator& e, Fiber* warp, unsigned lanes, unsigned waiting) {
+  const Fiber* first = nullptr;
+  for (unsigned l = 0; l < lanes; ++l)
+    if (warp[l].state == State::warp && warp[l].warp_op == WarpOp::mma_s8) first = first ? first : &warp[l];
+  for (unsigned l = 0; l < kWarp; ++l) {
+    const Fiber* f = l < lanes ? &warp[l] : nullptr;
+    const bool same = f != nullptr && (waiting >> l & 1u) != 0 && f->warp_op == WarpOp::mma_s8 &&
+                      f->site.line == first->site.line && std::strcmp(f->site.file, first->site.file) == 0;
+    if (same) continue;
+    const std::string lane = "lane " + std::to_string(l) + " of the warp of thread " + coords(first->vars.thread_idx) +
+                             " in block " + coords(e.block);
+    throw EmulatorError("simt: mma_m16n8k32_s8 at " + where(first->site) + " needs all 32 lanes of the warp: " + lane +
+                        (f == nullptr                              ? " does not exist (the block has " + std::to_string(e.threads) + " threads)"
+                         : f->state == State::done                 ? " has returned"
+                         : f->state == State::warp                 ? std::string(" waits in ") + f->op + " at " + where(f->site)
+                                                                   : " is elsewhere"));
+  }
+  MmaS8Lane* registers[kWarp];
+  for (unsigned l = 0; l < kWarp; ++l) registers[l] = reinterpret_cast<MmaS8Lane*>(static_cast<std::uintptr_t>(warp[l].value));
+  mma_m16n8k32_s8_warp(registers);
+  for (unsigned l = 0; l < kWarp; ++l) warp[l].result = 0;
+}
+
 void release_warp_if_complete(Emulator& e, unsigned warp_index) {
   const unsigned begin = warp_index * kWarp;
   const unsigned lanes = std::min(kWarp, e.threads - begin);
@@ -244,8 +275,12 @@ void release_warp_if_complete(Emulator& e, unsigned warp_index) {
     if (warp[l].value != 0) votes |= 1u << l;
   }
   if (waiting == 0 || (wanted & live & ~waiting) != 0) return;
-  for (unsigned l = 0; l < lanes; ++l)
-    if ((waiting >> l & 1u) != 0) warp[l].result = warp_result(warp[l], l, waiting, votes, warp);
+  if (std::any_of(warp, warp + lanes, [](const Fiber& f) { return f.state == State::warp && f.warp_op == WarpOp::mma_s8; })) {
+    multiply_warp(e, warp, lanes, waiting);
+  } else {
+    for (unsigned l = 0; l < lanes; ++l)
+      if ((waiting >> l & 1u) != 0) warp[l].result = warp_result(warp[l], l, waiting, votes, warp);
+  }
   for (unsigned l = 0; l < lanes; ++l) {
     if ((waiting >> l & 1u) == 0) continue;
     warp[l].state = State::ready;

@@ -20,6 +20,7 @@ inline float __fdividef(float a, float b) { return a / b; }
 inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }  // NaN → 0 as on the GPU
 
+inline int __float2int_rn(float x) { return static_cast<int>(nearbyintf(x)); }  // half to even, as the GPU's
 inline int __float_as_int(float x) { return std::bit_cast<int>(x); }
 inline float __int_as_float(int x) { return std::bit_cast<float>(x); }
 inline unsigned __float_as_uint(float x) { return std::bit_cast<unsigned>(x); }
@@ -29,6 +30,19 @@ inline int __popc(unsigned x) { return std::popcount(x); }
 inline int __popcll(unsigned long long x) { return std::popcount(x); }
 inline int __clz(int x) { return std::countl_zero(static_cast<unsigned>(x)); }
 inline int __ffs(int x) { return x == 0 ? 0 : std::countr_zero(static_cast<unsigned>(x)) + 1; }
+
+// __dp4a: c plus the dot product of the four bytes of a and b, signed or unsigned bytes as the
+// overload says; the 32-bit sum wraps, as the GPU's does.
+inline int __dp4a(int a, int b, int c) {
+  auto sum = static_cast<std::uint32_t>(c);
+  for (int i = 0; i < 4; ++i)
+    sum += static_cast<std::uint32_t>(static_cast<std::int8_t>(a >> 8 * i) * static_cast<std::int8_t>(b >> 8 * i));
+  return static_cast<int>(sum);
+}
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+  for (int i = 0; i < 4; ++i) c += (a >> 8 * i & 0xFFu) * (b >> 8 * i & 0xFFu);
+  return c;
+}
 
 // min and max as CUDA overloads them; mixed signed/unsigned int compares as unsigned, as in CUDA.
 inline int min(int a, int b) { return a < b ? a : b; }

@@ -108,6 +108,17 @@ inline int __all_sync(unsigned mask, int predicate, ::convlab::simt::detail::Sit
 }
 inline unsigned __activemask() { return convlab::simt::detail::active_mask(); }
 
+// The int8 tensor-core instruction mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, d = a b + c,
+// each lane holding its share of the warp's fragments in PTX's layout (kernels/simt/mma.cpp). Not a
+// CUDA built-in: under nvcc kernels/cuda/mma_s8.cuh defines the same function as inline PTX.
+inline void mma_m16n8k32_s8(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2], const int (&c)[4],
+                            ::convlab::simt::detail::Site site = CONVLAB_SIMT_HERE) {
+  convlab::simt::detail::MmaS8Lane lane{{a[0], a[1], a[2], a[3]}, {b[0], b[1]}, {c[0], c[1], c[2], c[3]}, {}};
+  convlab::simt::detail::warp_op(convlab::simt::detail::WarpOp::mma_s8, ~0u, reinterpret_cast<std::uintptr_t>(&lane), 0,
+                                 warpSize, site);
+  for (int i = 0; i < 4; ++i) d[i] = lane.d[i];
+}
+
 #include "kernels/simt/intrinsics.hpp"
 
 #endif  // __CUDACC__

@@ -28,7 +28,7 @@ struct Coordinates {
 };
 Coordinates coordinates();
 
-enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all };
+enum class WarpOp : unsigned char { sync, shfl_idx, shfl_up, shfl_down, shfl_xor, ballot, any, all, mma_s8 };
 // Every warp op is one rendezvous: the calling fiber posts `value` and waits for its warp.
 std::uint64_t warp_op(WarpOp op, unsigned mask, std::uint64_t value, int lane_arg, int width,
                       const Site& site);
@@ -39,6 +39,16 @@ struct BarrierResult {
   int arrived;  // live threads of the block
 };
 BarrierResult block_barrier(int predicate, const Site& site);
+
+// One lane's registers of mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32, posted to the warp op
+// mma_s8 by address (the lane waits on its own stack until the whole warp has arrived).
+struct MmaS8Lane {
+  std::uint32_t a[4], b[2];  // four s8 each, the lowest byte first
+  std::int32_t c[4];
+  std::int32_t d[4];  // written for every lane once the 32 have arrived
+};
+// D = A B + C for the warp, each lane's share in PTX's fragment layout (mma.cpp says which).
+void mma_m16n8k32_s8_warp(MmaS8Lane* const (&lanes)[32]);
 
 template <class T>
 concept WarpValue = std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && (sizeof(T) == 4 || sizeof(T) == 8);
