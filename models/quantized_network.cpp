@@ -22,7 +22,7 @@ constexpr const char* kCalibrationKernel = "cpu.01_im2col_eigen";
 // depthwise one, for a depthwise layer), else the oracle.
 const Int8KernelInfo* fallback(const ConvProblem& p) {
   for (const Int8KernelInfo& k : all_int8_kernels())
-    if (!k.baseline && k.id != kOracle && k.supports(p)) return &k;
+    if (k.backend == Backend::cpu && !k.baseline && k.id != kOracle && k.supports(p)) return &k;
   return find_int8_kernel(kOracle);
 }
 
@@ -116,6 +116,8 @@ Int8NetworkPlan::Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, 
     : q_(q), batch_(batch) {
   const Int8KernelInfo* chosen = find_int8_kernel(kernel_id);
   if (chosen == nullptr) throw InputError(fmt::format("unknown int8 kernel '{}'", kernel_id));
+  if (chosen->backend != Backend::cpu)
+    throw InputError(fmt::format("{} is a {} kernel: int8 networks run on the CPU for now", kernel_id, to_string(chosen->backend)));
   const Network& net = q.network();
   Shape in = net.input_item();
   in.dims[0] = batch;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,55 @@
 #endif
 
 namespace convlab::test {
+
+// A random problem from one of four families, so that specialised kernels (depthwise,
+// pointwise, 3x3 stride 1) meet many problems they support: odd sizes, channel counts that are
+// not multiples of any SIMD width, C = 3, K = 17, strides 1-2, padding 0-2, dilation 1-2
+// (oneDNN's 0-1), batch 1-5, kernels 1x1 to 7x7.
+inline ConvProblem random_problem(std::mt19937& rng) {
+  auto pick = [&rng](std::initializer_list<std::int64_t> values) {
+    return *(values.begin() + std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng));
+  };
+  auto between = [&rng](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  for (;;) {
+    ConvProblem p;
+    p.n = between(1, 5);
+    p.h = between(1, 19);
+    p.w = between(1, 19);
+    p.c = pick({1, 3, 4, 5, 8, 16, 17, 24, 32, 33});
+    p.k = pick({1, 3, 8, 16, 17, 32});
+    p.stride_h = p.stride_w = between(1, 2);
+    p.pad_h = p.pad_w = between(0, 2);
+    switch (between(0, 3)) {
+      case 0:  // depthwise
+        p.k = p.groups = p.c;
+        p.r = p.s = pick({3, 5});
+        break;
+      case 1:  // pointwise
+        p.r = p.s = 1;
+        p.pad_h = p.pad_w = 0;
+        break;
+      case 2:  // 3x3 stride 1: the Winograd family
+        p.r = p.s = 3;
+        p.stride_h = p.stride_w = 1;
+        p.pad_h = p.pad_w = between(0, 1);
+        break;
+      default:  // anything, grouped now and then
+        p.r = pick({1, 3, 5, 7});
+        p.s = pick({1, 3, 5});
+        p.dilation_h = between(1, 2);
+        p.dilation_w = between(1, 2);
+        if (p.c % 2 == 0 && p.k % 2 == 0 && between(0, 3) == 0) p.groups = 2;
+    }
+    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < (p.r - 1) * p.dilation_h + 1) return p;
+  }
+}
+
+// Random problems per kernel in the sweeps: 300, or CONVLAB_SWEEP_PROBLEMS.
+inline std::size_t sweep_size() {
+  const char* env = std::getenv("CONVLAB_SWEEP_PROBLEMS");  // the longer sweep: e.g. 5000
+  return env != nullptr ? static_cast<std::size_t>(std::strtoul(env, nullptr, 10)) : 300;
+}
 
 inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream) {
   std::vector<float> v(static_cast<std::size_t>(count));

@@ -12,9 +12,11 @@
 #include "bench/harness/int8_conv_data.hpp"
 #include "bench/harness/peak.hpp"
 #include "cli_test_util.hpp"
+#include "conv_test_util.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/gpu/gpu_conv.hpp"
 
 using namespace convlab;
 namespace fs = std::filesystem;
@@ -31,6 +33,40 @@ std::vector<std::uint8_t> run_int8(const Int8KernelInfo& kernel, const ConvProbl
 }
 
 const Int8KernelInfo& oracle() { return *find_int8_kernel("cpu.20_int8_reference"); }
+
+// The labelled shapes every int8 kernel meets, by role.
+std::vector<ConvProblem> labelled_problems() {
+  std::vector<ConvProblem> problems;
+  for (const char* d : {"mb2ic3ih32oc16oh32kh3ph1 first layer", "mb1ic64ih8oc64oh8kh3ph1 deep 3x3",
+                        "mb2ic32ih16oc64oh8kh3sh2ph1 stride 2", "mb1ic16ih16oc24oh16kh1 pointwise",
+                        "mb1ic5ih9iw7oc19oh5ow3kh5kw5dh1ph2 dilated odd", "mb1ic8ih8oc8oh8kh3ph1g8 depthwise",
+                        "mb2ic48ih9oc80oh5kh3sh2ph1 channels past one tile, taps past one step",
+                        "mb1ic8ih70iw3oc8oh70ow3kh1 pixels past one tile"})
+    problems.push_back(parse_problem(std::string_view(d).substr(0, std::string_view(d).find(' '))));
+  return problems;
+}
+
+// A GPU int8 kernel through GpuInt8Conv on `rt`: the input's bytes uploaded, the output's brought back.
+std::vector<std::uint8_t> run_int8_on_gpu(gpu::GpuRuntime& rt, const Int8KernelInfo& kernel, const ConvProblem& p,
+                                          const Int8ConvWeights& w, const std::vector<std::uint8_t>& input,
+                                          Activation activation) {
+  const gpu::GpuInt8Conv conv(rt, kernel.id, p, w, Epilogue{activation});
+  const gpu::DeviceBuffer in = gpu::DeviceBuffer::of_bytes(rt, input.size());
+  const auto out_bytes = static_cast<std::size_t>(p.output_elems());
+  const gpu::DeviceBuffer out = gpu::DeviceBuffer::of_bytes(rt, out_bytes);
+  rt.upload_bytes(in.data(), input.data(), input.size());
+  conv.run(reinterpret_cast<const std::uint8_t*>(in.data()), reinterpret_cast<std::uint8_t*>(out.data()));
+  std::vector<std::uint8_t> result(out_bytes);
+  rt.download_bytes(result.data(), out.data(), out_bytes);
+  return result;
+}
+
+// Outputs of `got` that are not the oracle's bytes.
+std::size_t bytes_off(const std::vector<std::uint8_t>& got, const std::vector<std::uint8_t>& want) {
+  std::size_t off = got.size() == want.size() ? 0 : want.size();
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i) off += got[i] != want[i];
+  return off;
+}
 
 }  // namespace
 
@@ -115,12 +151,8 @@ TEST_CASE("cpu.20_int8_reference: a hand-computed 3x3 convolution with padding, 
   CHECK(run_int8(oracle(), p, w, input, Activation::relu) == std::vector<std::uint8_t>{101, 113, 100, 107});
 }
 
-TEST_CASE("int8 kernels: every one gives the oracle's bytes on labelled and random shapes, every activation") {
-  std::vector<ConvProblem> problems;
-  for (const char* d : {"mb2ic3ih32oc16oh32kh3ph1 first layer", "mb1ic64ih8oc64oh8kh3ph1 deep 3x3",
-                        "mb2ic32ih16oc64oh8kh3sh2ph1 stride 2", "mb1ic16ih16oc24oh16kh1 pointwise",
-                        "mb1ic5ih9iw7oc19oh5ow3kh5kw5dh1ph2 dilated odd", "mb1ic8ih8oc8oh8kh3ph1g8 depthwise"})
-    problems.push_back(parse_problem(std::string_view(d).substr(0, std::string_view(d).find(' '))));
+TEST_CASE("int8 kernels: every CPU one gives the oracle's bytes on labelled and random shapes, every activation") {
+  std::vector<ConvProblem> problems = labelled_problems();
   std::mt19937 rng(2026);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int i = 0; i < 60; ++i) {  // every stride, padding, dilation; odd channels; K across blocks
@@ -140,7 +172,7 @@ TEST_CASE("int8 kernels: every one gives the oracle's bytes on labelled and rand
         const std::vector<std::uint8_t> expected = run_int8(oracle(), p, data.weights(), data.input, a);
         for (const Int8KernelInfo& k : all_int8_kernels()) {
           // Libraries may saturate u8 x s8 pair sums without VNNI (int8_conv_data.hpp): 7 bits only.
-          if (!k.supports(p) || k.id == oracle().id || (full_range && k.baseline)) continue;
+          if (k.backend != Backend::cpu || !k.supports(p) || k.id == oracle().id || (full_range && k.baseline)) continue;
           CAPTURE(k.id);
           CAPTURE(to_string(p));
           CAPTURE(to_string(a));
@@ -155,6 +187,59 @@ TEST_CASE("int8 kernels: every one gives the oracle's bytes on labelled and rand
     }
   CHECK(compared["cpu.21_int8_direct_madd"] > 200);
   CHECK(compared["cpu.22_int8_depthwise"] > 60);
+}
+
+TEST_CASE("int8 kernels: every CUDA one gives the oracle's bytes on the labelled shapes and 300 random problems, wherever it runs") {
+  std::vector<test::Executor> where;
+  for (const test::Executor& e : test::gpu_runtimes())
+    if (e.backend == Backend::cuda) where.push_back(e);
+  std::size_t kernels = 0;
+  for (const Int8KernelInfo& k : all_int8_kernels()) {
+    if (k.backend != Backend::cuda) continue;
+    ++kernels;
+    for (const test::Executor& e : where) {
+      std::size_t labelled = 0, random = 0, drawn = 0;
+      const auto check = [&](const ConvProblem& p, std::uint64_t seed) {
+        const bool full_range = seed % 2 == 0;  // 8-bit inputs half the time, 7-bit the other
+        const Int8ConvData data = make_int8_conv_data(p, seed, full_range);
+        const auto activation = static_cast<Activation>(seed % 3);
+        CAPTURE(k.id);
+        CAPTURE(e.name);
+        CAPTURE(to_string(p));
+        CAPTURE(to_string(activation));
+        const std::vector<std::uint8_t> want = run_int8(oracle(), p, data.weights(), data.input, activation);
+        CHECK(bytes_off(run_int8_on_gpu(*e.gpu, k, p, data.weights(), data.input, activation), want) == 0);
+      };
+      for (const ConvProblem& p : labelled_problems())
+        if (k.supports(p)) check(p, 3 + labelled++);
+      std::mt19937 rng(2027);
+      while (random < test::sweep_size() && drawn < 100 * test::sweep_size()) {
+        const ConvProblem p = test::random_problem(rng);
+        ++drawn;
+        if (k.supports(p)) check(p, 1000 + random++);
+      }
+      std::printf("%-22s %-9s %zu labelled, %zu random problems\n", std::string(k.id).c_str(), e.name, labelled, random);
+      CHECK(labelled >= 6);
+      CHECK(random == test::sweep_size());
+    }
+  }
+  CHECK(kernels == 2);  // cuda.20 (__dp4a) and cuda.21 (mma.sync)
+}
+
+TEST_CASE("int8 kernels: a CUDA one refuses what it cannot run, by name") {
+  const Int8KernelInfo& dp4a = *find_int8_kernel("cuda.20_int8_dp4a");
+  CHECK(dp4a.unsupported(parse_problem("g8mb1ic8ih8oc8oh8kh3ph1")) == "groups > 1");
+  const ConvProblem p = parse_problem("mb1ic8ih8oc8oh8kh3ph1");
+  const Int8ConvData data = make_int8_conv_data(p, 1);
+  CHECK_THROWS_WITH_AS(gpu::GpuInt8Conv(test::emulator(), "cuda.20_int8_dp4a", parse_problem("g8mb1ic8ih8oc8oh8kh3ph1"),
+                                        data.weights(), Epilogue{}),
+                       doctest::Contains("does not support"), InputError);
+  CHECK_THROWS_WITH_AS(gpu::GpuInt8Conv(test::emulator(), "cuda.02_implicit_gemm", p, data.weights(), Epilogue{}),
+                       doctest::Contains("'cuda.02_implicit_gemm' is not a CUDA int8 kernel"), InputError);
+#ifdef CONVLAB_WITH_METAL_EMULATOR  // a backend without int8 kernels says so
+  CHECK_THROWS_WITH_AS(gpu::GpuInt8Conv(test::metal_emulator(), "cuda.20_int8_dp4a", p, data.weights(), Epilogue{}),
+                       doctest::Contains("has no int8 kernels"), InputError);
+#endif
 }
 
 TEST_CASE("int8 data: outputs spread over the quantised range, so matching the oracle means something") {

@@ -93,55 +93,6 @@ Comparison compare_with_reference(const KernelInfo& kernel, const test::Executor
   return c;
 }
 
-// A random problem from one of four families, so that specialised kernels (depthwise,
-// pointwise, 3x3 stride 1) meet many problems they support: odd sizes, channel counts that are
-// not multiples of any SIMD width, C = 3, K = 17, strides 1-2, padding 0-2, dilation 1-2
-// (oneDNN's 0-1), batch 1-5, kernels 1x1 to 7x7.
-ConvProblem random_problem(std::mt19937& rng) {
-  auto pick = [&rng](std::initializer_list<std::int64_t> values) {
-    return *(values.begin() + std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng));
-  };
-  auto between = [&rng](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
-  for (;;) {
-    ConvProblem p;
-    p.n = between(1, 5);
-    p.h = between(1, 19);
-    p.w = between(1, 19);
-    p.c = pick({1, 3, 4, 5, 8, 16, 17, 24, 32, 33});
-    p.k = pick({1, 3, 8, 16, 17, 32});
-    p.stride_h = p.stride_w = between(1, 2);
-    p.pad_h = p.pad_w = between(0, 2);
-    switch (between(0, 3)) {
-      case 0:  // depthwise
-        p.k = p.groups = p.c;
-        p.r = p.s = pick({3, 5});
-        break;
-      case 1:  // pointwise
-        p.r = p.s = 1;
-        p.pad_h = p.pad_w = 0;
-        break;
-      case 2:  // 3x3 stride 1: the Winograd family
-        p.r = p.s = 3;
-        p.stride_h = p.stride_w = 1;
-        p.pad_h = p.pad_w = between(0, 1);
-        break;
-      default:  // anything, grouped now and then
-        p.r = pick({1, 3, 5, 7});
-        p.s = pick({1, 3, 5});
-        p.dilation_h = between(1, 2);
-        p.dilation_w = between(1, 2);
-        if (p.c % 2 == 0 && p.k % 2 == 0 && between(0, 3) == 0) p.groups = 2;
-    }
-    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < (p.r - 1) * p.dilation_h + 1) return p;
-  }
-}
-
-std::size_t sweep_size() {
-  const char* env = std::getenv("CONVLAB_SWEEP_PROBLEMS");  // the longer sweep: e.g. 5000
-  return env != nullptr ? static_cast<std::size_t>(std::strtoul(env, nullptr, 10)) : 300;
-}
-
-
 // Every kernel of `backend` but the oracle (tested against hand-computed values in
 // tests/test_reference_conv.cpp, never against itself) on the labelled shapes. Returns how many
 // comparisons ran, so that a run of none fails.
@@ -173,7 +124,7 @@ std::size_t check_labelled_shapes(Backend backend) {
 
 // Every kernel of `backend` but the oracle on sweep_size() random problems it supports.
 void check_random_problems(Backend backend) {
-  const std::size_t wanted = sweep_size();
+  const std::size_t wanted = test::sweep_size();
   for (const KernelInfo& kernel : all_kernels()) {
     if (kernel.backend != backend || kernel.id == "cpu.00_reference") continue;
     const std::vector<test::Executor> executors = test::executors(kernel);
@@ -182,7 +133,7 @@ void check_random_problems(Backend backend) {
     Comparison total;
     std::size_t tested = 0, drawn = 0, runs = 0;
     while (tested < wanted && drawn < 100 * wanted) {
-      const ConvProblem p = random_problem(rng);
+      const ConvProblem p = test::random_problem(rng);
       ++drawn;
       if (!kernel.supports(p)) continue;
       const Activation activation = tested % 3 == 0 ? Activation::relu : Activation::none;

@@ -47,7 +47,7 @@ TEST_CASE("int8 networks: each runs end to end, every int8 kernel giving the ora
     std::ranges::copy(inputs, oracle.input().data());
     oracle.forward();
     for (const Int8KernelInfo& k : all_int8_kernels()) {
-      if (k.baseline) continue;
+      if (k.baseline || k.backend != Backend::cpu) continue;  // int8 networks run on the CPU
       CAPTURE(k.id);
       Int8NetworkPlan plan(q, 3, std::string(k.id));
       std::ranges::copy(inputs, plan.input().data());
@@ -64,4 +64,8 @@ TEST_CASE("int8 networks: each runs end to end, every int8 kernel giving the ora
   CHECK_THROWS_AS(Int8NetworkPlan(QuantizedNetwork(model_or_throw("lenet5").build(seeded_weights(1)),
                                                    std::vector<float>(5), "bad"), 1, "cpu.21_int8_direct_madd"),
                   InputError);
+  const Network lenet = model_or_throw("lenet5").build(seeded_weights(1));
+  const QuantizedNetwork q(lenet, seeded_inputs(lenet, 2, 5, 1000), "calibration");
+  CHECK_THROWS_WITH_AS(Int8NetworkPlan(q, 1, "cuda.20_int8_dp4a"),
+                       "cuda.20_int8_dp4a is a cuda kernel: int8 networks run on the CPU for now", InputError);
 }

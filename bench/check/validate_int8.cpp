@@ -48,12 +48,14 @@ void feed(Int8NetworkPlan& plan, int index, std::span<const float> values, Quant
 
 std::vector<std::string> int8_kernels_covering(const Network& net, std::int64_t batch) {
   std::vector<std::string> ids;
-  for (const Int8KernelInfo& k : all_int8_kernels())
+  for (const Int8KernelInfo& k : all_int8_kernels()) {
+    if (k.backend != Backend::cpu) continue;  // int8 networks run on the CPU
     for (const Layer& l : net.layers())
       if (has_int8_weights(l) && k.supports(int8_problem(net, l, batch))) {
         ids.emplace_back(k.id);
         break;
       }
+  }
   return ids;
 }
 

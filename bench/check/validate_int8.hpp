@@ -21,7 +21,7 @@ namespace convlab {
 KernelValidation validate_int8_kernel(const QuantizedNetwork& q, const StoredTensor& input, const TensorFile& expect,
                                       const std::string& kernel_id);
 
-// The int8 kernels that support at least one conv or linear layer of `net` at `batch`, in list order.
+// The CPU int8 kernels that support at least one conv or linear layer of `net` at `batch`, in list order.
 std::vector<std::string> int8_kernels_covering(const Network& net, std::int64_t batch);
 
 }  // namespace convlab

@@ -156,7 +156,7 @@ Candidate find_candidate(const std::string& id, const ConvBenchConfig& config, c
     const Int8KernelInfo* info = find_int8_kernel(id);
     if (info == nullptr) throw InputError(fmt::format("--kernel: unknown int8 kernel '{}'", id));
     return {info->backend, backend_status(info->backend).available && info->supports(p),
-            [info, &p, &config, &cpu](Result& r) { return prepare_int8(*info, p, config.seed, cpu, r); }};
+            [info, &p, &config, &cpu, &gpu](Result& r) { return prepare_int8(*info, p, config.seed, cpu, gpu, r); }};
   }
   const KernelInfo* info = find_kernel(id);
   if (info == nullptr) throw InputError(fmt::format("--kernel: unknown kernel '{}'", id));

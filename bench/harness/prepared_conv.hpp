@@ -23,7 +23,8 @@ struct PreparedConv {
 // Plans an int8 kernel on make_int8_conv_data(p, seed), runs it once and compares its output with
 // cpu.20_int8_reference's (every output, or a sample on large problems): fills r's memory
 // account, r.accuracy (in quanta) and r.error when it differs by more than the kernel's max_quanta.
+// A GPU kernel runs on device buffers (the input uploaded once); `gpu` is made with the first.
 std::unique_ptr<PreparedConv> prepare_int8(const Int8KernelInfo& info, const ConvProblem& p, std::uint64_t seed,
-                                           Device& cpu, Result& r);
+                                           Device& cpu, std::unique_ptr<Device>& gpu, Result& r);
 
 }  // namespace convlab

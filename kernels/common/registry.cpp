@@ -41,6 +41,9 @@ namespace cuda {  // listed in every build; without CUDA, plan says the build ha
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_AUTO
 #undef CONVLAB_CUDA_KERNEL
+#define CONVLAB_CUDA_INT8_KERNEL(symbol, id, summary, deterministic) CONVLAB_DECLARE_INT8_KERNEL(symbol)
+#include "kernels/cuda/cuda_int8_kernels.inc"
+#undef CONVLAB_CUDA_INT8_KERNEL
 }  // namespace cuda
 
 namespace metal {  // listed in every build; off macOS, plan says the backend needs it
@@ -91,6 +94,10 @@ const Int8KernelInfo kInt8Kernels[] = {
 #include "kernels/baseline/baseline_kernels.inc"
 #undef CONVLAB_BASELINE_INT8_KERNEL
 #undef CONVLAB_BASELINE_KERNEL
+#define CONVLAB_CUDA_INT8_KERNEL(symbol, id, summary, deterministic) \
+  {id, Backend::cuda, summary, false, deterministic, 0, &cuda::symbol##_unsupported, &cuda::symbol##_plan},
+#include "kernels/cuda/cuda_int8_kernels.inc"
+#undef CONVLAB_CUDA_INT8_KERNEL
 };
 }  // namespace
 

@@ -24,6 +24,10 @@ const gpu::ConvKernel& conv_kernel(std::string_view kernel_id, const ConvProblem
   return gpu::find_kernel(conv_kernels(), kernel_id == "cuda.auto" ? auto_choice(p) : kernel_id, "CUDA");
 }
 
+const gpu::Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id) {
+  return gpu::find_kernel(int8_conv_kernels(), kernel_id, "CUDA");
+}
+
 bool one_by_one(const ConvProblem& p) {
   return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && p.groups == 1;
 }

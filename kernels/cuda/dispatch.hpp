@@ -21,6 +21,11 @@ std::span<const gpu::ConvKernel> conv_kernels();
 // that is not a CUDA kernel.
 const gpu::ConvKernel& conv_kernel(std::string_view kernel_id, const ConvProblem& p);
 
+// The int8 rows, one per line of cuda_int8_kernels.inc, in its order (also in emulated.cu), and
+// the row of `kernel_id` (InputError when it is not a CUDA int8 kernel).
+std::span<const gpu::Int8ConvKernel> int8_conv_kernels();
+const gpu::Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id);
+
 // Kernels run one block at a time on the calling thread; "device memory" is host memory. Always
 // built: this is how the tests check the CUDA kernels without a GPU (kernels/cuda/emulated.cu).
 std::unique_ptr<gpu::GpuRuntime> make_emulated_runtime();

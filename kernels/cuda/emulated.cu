@@ -4,7 +4,7 @@
 // build. One translation unit holds every kernel source, so `__global__` can give them internal
 // linkage and they never collide with the host stubs nvcc makes for the same names when a CUDA
 // build links both into one binary. The tensor-core kernels run on a model of WMMA's results
-// (simt/wmma.hpp).
+// (simt/wmma.hpp), the int8 ones on a model of mma.sync's fragments (simt/mma.cpp).
 #include "kernels/simt/emulator.hpp"
 #include "kernels/simt/simt.hpp"  // first, so that the definition below replaces its __global__
 #undef __global__
@@ -27,6 +27,12 @@ const gpu::ConvKernel kRows[] = {
 #undef CONVLAB_CUDA_KERNEL
 };
 
+const gpu::Int8ConvKernel kInt8Rows[] = {
+#define CONVLAB_CUDA_INT8_KERNEL(symbol, id, summary, deterministic) {id, &symbol::unsupported, &symbol::weights},
+#include "kernels/cuda/cuda_int8_kernels.inc"
+#undef CONVLAB_CUDA_INT8_KERNEL
+};
+
 struct EmulatedLaunch {
   template <class... P, class... A>
   void operator()(const LaunchShape& s, void (*kernel)(P...), A&&... args) {
@@ -44,6 +50,7 @@ class EmulatedRuntime final : public LaunchingRuntime<gpu::HostMemoryRuntime<gpu
 }  // namespace
 
 std::span<const gpu::ConvKernel> conv_kernels() { return kRows; }
+std::span<const gpu::Int8ConvKernel> int8_conv_kernels() { return kInt8Rows; }
 
 std::unique_ptr<gpu::GpuRuntime> make_emulated_runtime() { return std::make_unique<EmulatedRuntime>(); }
 

@@ -8,7 +8,7 @@
 namespace convlab::cuda {
 
 // The CUDA kernels speak the backend-neutral argument types (kernels/gpu/conv_args.hpp).
-using gpu::ConvArgs, gpu::ConvShape, gpu::FusedPool, gpu::PoolArgs;
+using gpu::ConvArgs, gpu::ConvShape, gpu::FusedPool, gpu::Int8ConvArgs, gpu::PoolArgs;
 using gpu::kActNone, gpu::kActRelu, gpu::kActRelu6;
 using gpu::kPoolNone, gpu::kPoolMax, gpu::kPoolAvg, gpu::kPoolGlobalAvg;
 

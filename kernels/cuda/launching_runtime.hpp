@@ -20,6 +20,12 @@ class LaunchingRuntime : public Base {
   void conv(const gpu::ConvKernel& kernel, const ConvArgs& a, float* workspace) override {
     kConvLaunches[&kernel - conv_kernels().data()](launch_, a, workspace);
   }
+  const gpu::Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id, const ConvProblem& /*p*/) const override {
+    return cuda::int8_conv_kernel(kernel_id);
+  }
+  void conv_int8(const gpu::Int8ConvKernel& kernel, const Int8ConvArgs& a) override {
+    kInt8ConvLaunches[&kernel - int8_conv_kernels().data()](launch_, a);
+  }
   void pool(const PoolArgs& a, bool average) override {
     launch_(elementwise_launch(static_cast<long long>(a.planes) * a.oh * a.ow), pool2d, a, average ? 1 : 0);
   }
@@ -50,6 +56,12 @@ class LaunchingRuntime : public Base {
 #include "kernels/cuda/cuda_kernels.inc"
 #undef CONVLAB_CUDA_AUTO
 #undef CONVLAB_CUDA_KERNEL
+  };
+  using Int8ConvLaunch = void (*)(Launch&, const Int8ConvArgs&);
+  static constexpr Int8ConvLaunch kInt8ConvLaunches[] = {
+#define CONVLAB_CUDA_INT8_KERNEL(symbol, id, summary, deterministic) &symbol::launch<Launch>,
+#include "kernels/cuda/cuda_int8_kernels.inc"
+#undef CONVLAB_CUDA_INT8_KERNEL
   };
 };
 

@@ -34,4 +34,12 @@ gpu::GpuRuntime& runtime() {
 #undef CONVLAB_CUDA_AUTO
 #undef CONVLAB_CUDA_KERNEL
 
+#define CONVLAB_CUDA_INT8_KERNEL(symbol, id, summary, deterministic)                                       \
+  std::string symbol##_unsupported(const ConvProblem& p) { return gpu::unsupported(int8_conv_kernel(id), p); } \
+  std::unique_ptr<PlannedInt8Conv> symbol##_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {   \
+    return std::make_unique<gpu::PlannedGpuInt8Conv>(runtime(), id, p, w, e);                                   \
+  }
+#include "kernels/cuda/cuda_int8_kernels.inc"
+#undef CONVLAB_CUDA_INT8_KERNEL
+
 }  // namespace convlab::cuda

@@ -44,6 +44,24 @@ struct ConvArgs {
   FusedPool pool;         // kind kPoolNone (zero) unless a pool is fused
 };
 
+// What every int8 GPU convolution kernel receives (CUDA's: kernels/cuda/cuda_int8_kernels.inc):
+// quint8 activations in and out, s8 weights in the layout the kernel's row prepared, and per
+// output channel the constants of kernels/common/quantize.hpp's requantisation, which the kernel
+// applies in its epilogue exactly as requantize_one does.
+struct Int8ConvArgs {
+  ConvShape p;
+  const unsigned char* in;    // n x c x h x w quint8
+  const signed char* weight;  // the layout the kernel's row prepared
+  // Per output channel: (128 - in_zero_point) x the sum of its weights. The kernels multiply
+  // x - 128 (x ^ 0x80, an s8) by the weights; adding this gives the sum of (x - zero point) x w.
+  const int* compensation;
+  const float* multiplier;  // per output channel: in_scale x weight_scale[k] / out_scale
+  const float* offset;      // per output channel: bias[k] / out_scale
+  unsigned char* out;       // n x k x oh x ow quint8
+  int in_zero_point;        // the byte a padded tap reads: the real 0
+  int out_zero_point, lo, hi;  // the requantisation's zero point, and its clamp (the activation)
+};
+
 // A max or average pooling layer run on its own.
 struct PoolArgs {
   const float* in;

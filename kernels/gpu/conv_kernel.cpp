@@ -8,16 +8,29 @@
 
 namespace convlab::gpu {
 
-const ConvKernel& find_kernel(std::span<const ConvKernel> rows, std::string_view id, std::string_view backend) {
-  for (const ConvKernel& k : rows)
+namespace {
+template <class Row>
+const Row& find_row(std::span<const Row> rows, std::string_view id, std::string_view what) {
+  for (const Row& k : rows)
     if (k.id == id) return k;
-  throw InputError(fmt::format("'{}' is not a {} kernel", id, backend));
+  throw InputError(fmt::format("'{}' is not a {} kernel", id, what));
 }
-
-std::string unsupported(const ConvKernel& kernel, const ConvProblem& p) {
+template <class Row>
+std::string unsupported_row(const Row& kernel, const ConvProblem& p) {
   if (std::string why = exceeds_32bit_indices(p); !why.empty()) return why;
   return kernel.unsupported(p);
 }
+}  // namespace
+
+const ConvKernel& find_kernel(std::span<const ConvKernel> rows, std::string_view id, std::string_view backend) {
+  return find_row(rows, id, backend);
+}
+const Int8ConvKernel& find_kernel(std::span<const Int8ConvKernel> rows, std::string_view id, std::string_view backend) {
+  return find_row(rows, id, fmt::format("{} int8", backend));
+}
+
+std::string unsupported(const ConvKernel& kernel, const ConvProblem& p) { return unsupported_row(kernel, p); }
+std::string unsupported(const Int8ConvKernel& kernel, const ConvProblem& p) { return unsupported_row(kernel, p); }
 
 std::string exceeds_32bit_indices(const ConvProblem& p) {
   constexpr long long kMaxElems = std::numeric_limits<int>::max();

@@ -3,6 +3,7 @@
 // GPU network executor (models/gpu_network.hpp) and by the CUDA and Metal registry entries.
 #pragma once
 
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/gpu/runtime.hpp"
 
@@ -45,6 +46,40 @@ class PlannedGpuConv final : public PlannedConv {
 
  private:
   GpuConv conv_;
+};
+
+// One int8 convolution planned on a GpuRuntime, as GpuConv for FP32: the row's weight layout, the
+// compensation of Int8ConvArgs and the requantisation's per-channel constants made and uploaded
+// once; run takes device pointers to quint8 tensors.
+class GpuInt8Conv {
+ public:
+  // Throws InputError when kernel_id is not one of the runtime's int8 kernels or does not support
+  // p, or when the weights do not match p (check_int8_weights).
+  GpuInt8Conv(GpuRuntime& rt, std::string_view kernel_id, const ConvProblem& p, const Int8ConvWeights& weights,
+              Epilogue epilogue);
+
+  void run(const std::uint8_t* in, std::uint8_t* out) const;
+
+  std::size_t weight_bytes() const { return weight_.bytes() + compensation_.bytes() + multiplier_.bytes() + offset_.bytes(); }
+
+ private:
+  GpuRuntime* rt_;
+  const Int8ConvKernel* kernel_;
+  ConvShape shape_;
+  int in_zero_point_, out_zero_point_, lo_, hi_;
+  DeviceBuffer weight_, compensation_, multiplier_, offset_;
+};
+
+// A GpuInt8Conv as an int8 registry kernel's plan (the CUDA entries): device pointers in and out.
+class PlannedGpuInt8Conv final : public PlannedInt8Conv {
+ public:
+  PlannedGpuInt8Conv(GpuRuntime& rt, std::string_view id, const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
+      : conv_(rt, id, p, w, e) {}
+  std::size_t weight_bytes() const override { return conv_.weight_bytes(); }
+  void run(const std::uint8_t* input, std::uint8_t* output, void* /*workspace*/) const override { conv_.run(input, output); }
+
+ private:
+  GpuInt8Conv conv_;
 };
 
 }  // namespace convlab::gpu

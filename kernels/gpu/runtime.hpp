@@ -73,6 +73,16 @@ class GpuRuntime {
   // one an auto kernel's rule picks. Throws InputError for an id that is not one of the backend's.
   virtual const ConvKernel& conv_kernel(std::string_view kernel_id, const ConvProblem& p) const = 0;
 
+  // Int8 convolutions (kernels/gpu/conv_args.hpp), on the backends that have int8 kernels (CUDA).
+  // The others keep these defaults, which say that they have none.
+  virtual const Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id, const ConvProblem& p) const;
+  virtual void conv_int8(const Int8ConvKernel& kernel, const Int8ConvArgs& a);
+
+  // Bytes to and from device memory allocated in floats (allocate((bytes + 3) / 4)): through a
+  // host copy padded to whole floats. Not for timed loops: they wait for the copy to finish.
+  void upload_bytes(void* device, const void* host, std::size_t bytes);
+  void download_bytes(void* host, const void* device, std::size_t bytes);
+
   // Stream-ordered kernel launches. `kernel`: a row conv_kernel returned; workspace:
   // kernel.workspace_floats(a.p) floats of device memory (null when that is 0).
   virtual void conv(const ConvKernel& kernel, const ConvArgs& a, float* workspace) = 0;
@@ -97,6 +107,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   DeviceBuffer(GpuRuntime& rt, std::size_t floats) : rt_(&rt), data_(floats ? rt.allocate(floats) : nullptr), size_(floats) {}
+  // At least `bytes` bytes (int8 tensors), in whole floats.
+  static DeviceBuffer of_bytes(GpuRuntime& rt, std::size_t bytes) { return DeviceBuffer(rt, (bytes + 3) / 4); }
   DeviceBuffer(DeviceBuffer&& o) noexcept : rt_(o.rt_), data_(o.data_), size_(o.size_) { o.data_ = nullptr; }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
