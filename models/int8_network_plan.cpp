@@ -3,11 +3,13 @@
 // quantized_network.cpp, which only holds the quantised model, so that the int8 file loader and its
 // fuzz target need no kernel.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "models/observer.hpp"
 #include "models/quantized_network.hpp"
 
 namespace convlab {
@@ -27,16 +29,23 @@ const Int8KernelInfo* fallback(const ConvProblem& p) {
   return find_int8_kernel(kOracle);
 }
 
-void observe(std::span<const float> values, float& min, float& max) {
-  for (const float v : values) {
-    min = std::min(min, v);
-    max = std::max(max, v);
-  }
-}
+// PyTorch's calibration loop feeds the observers batches of this many inputs
+// (tools/torch_quantize.py): what a histogram observer makes of them depends on it.
+constexpr std::int64_t kCalibrationBatch = 16;
+
+// One activation's observer, of the kind asked for.
+struct ActivationObserver {
+  Observer kind;
+  MinMaxObserver minmax;
+  HistogramObserver histogram;
+  void observe(std::span<const float> v) { kind == Observer::histogram ? histogram.observe(v) : minmax.observe(v); }
+  QuantParams params() const { return kind == Observer::histogram ? histogram.params() : minmax.params(); }
+};
 
 }  // namespace
 
-QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source)
+QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source,
+                                   Observer observer)
     : net_(net), source_(std::move(source)) {
   const auto& layers = net.layers();
   for (std::size_t i = 0; i < layers.size(); ++i)
@@ -45,21 +54,23 @@ QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> ca
   const std::int64_t item = net.input_item().elems();
   if (calibration.empty() || calibration.size() % static_cast<std::size_t>(item) != 0)
     throw InputError(fmt::format("calibration: {} values are not whole inputs of {} values", calibration.size(), item));
-  NetworkPlan plan(net, static_cast<std::int64_t>(calibration.size()) / item, KernelSelection{kCalibrationKernel, {}});
-  std::copy(calibration.begin(), calibration.end(), plan.input().data());
-  plan.forward();
-  float min = 0, max = 0;
-  observe(plan.input().span(), min, max);
-  input_ = observed_quant_params(min, max);
+  // One observer for the input, one per layer output (a pool's goes unused: it keeps its input's).
+  std::vector<ActivationObserver> observers(layers.size() + 1, ActivationObserver{observer});
+  const std::int64_t inputs = static_cast<std::int64_t>(calibration.size()) / item;
+  std::optional<NetworkPlan> plan;
+  for (std::int64_t first = 0; first < inputs; first += kCalibrationBatch) {
+    const std::int64_t batch = std::min(kCalibrationBatch, inputs - first);
+    if (!plan || plan->batch() != batch) plan.emplace(net, batch, KernelSelection{kCalibrationKernel, {}});
+    std::copy_n(calibration.begin() + first * item, batch * item, plan->input().data());
+    plan->forward();
+    observers.back().observe(plan->input().span());
+    for (std::size_t i = 0; i < layers.size(); ++i)
+      if (!keeps_input_quantisation(layers[i])) observers[i].observe(plan->activation(static_cast<int>(i)).span());
+  }
+  input_ = observers.back().params();
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
-    if (keeps_input_quantisation(l)) {
-      activations_.push_back(activation(l.inputs[0]));
-    } else {
-      min = max = 0;
-      observe(plan.activation(static_cast<int>(i)).span(), min, max);
-      activations_.push_back(observed_quant_params(min, max));
-    }
+    activations_.push_back(keeps_input_quantisation(l) ? activation(l.inputs[0]) : observers[i].params());
     weights_.push_back(has_int8_weights(l) ? quantize_weights(l.weight, l.bias, l.out_item.c()) : QuantizedWeights{});
   }
 }

@@ -19,14 +19,6 @@ ConvProblem int8_problem(const Network& net, const Layer& l, std::int64_t batch)
   return ConvProblem{.n = batch, .c = layer_input_item(net, l).item_elems(), .h = 1, .w = 1, .k = l.out_item.c(), .name = l.name};
 }
 
-QuantParams observed_quant_params(float min, float max) {
-  min = std::min(min, 0.0f);
-  max = std::max(max, 0.0f);
-  const float scale = std::max((max - min) / 255.0f, FLT_EPSILON);
-  const auto zero_point = static_cast<std::int32_t>(std::nearbyint(-min / scale));
-  return {.scale = scale, .zero_point = std::clamp(zero_point, 0, 255)};
-}
-
 QuantizedWeights quantize_weights(std::span<const float> weight, std::span<const float> bias, std::int64_t rows) {
   QuantizedWeights q;
   q.bias.assign(bias.begin(), bias.end());

@@ -18,6 +18,7 @@
 
 #include "kernels/common/int8_kernel.hpp"
 #include "models/network.hpp"
+#include "models/observer.hpp"
 
 namespace convlab {
 
@@ -41,10 +42,12 @@ struct QuantizedWeights {  // a conv's or a linear layer's
 
 class QuantizedNetwork {
  public:
-  // Calibrates on `calibration` (FP32 inputs, whole batch items of net's input shape) and
-  // quantises every weight. Throws InputError when the network holds a layer int8 cannot run
-  // (a softmax anywhere but last).
-  QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source);
+  // Calibrates on `calibration` (FP32 inputs, whole batch items of net's input shape), fed 16 at a
+  // time as PyTorch's calibration loop feeds them, each activation's range from `observer`
+  // (models/observer.hpp), and quantises every weight. Throws InputError when the network holds a
+  // layer int8 cannot run (a softmax anywhere but last).
+  QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source,
+                   Observer observer = Observer::minmax);
   // From given parts (an interchange file, models/quantized_file.hpp): the input's and each
   // layer's quantisation (the pools' are made their input's here) and each conv and linear
   // layer's weights.
@@ -69,10 +72,6 @@ class QuantizedNetwork {
   std::string source_;
 };
 
-// The quint8 parameters of a range observed by calibration, as PyTorch's MinMaxObserver makes
-// them: the range widened to include 0, scale = (max - min) / 255 (at least FLT_EPSILON), zero
-// point = -nearbyint(min / scale).
-QuantParams observed_quant_params(float min, float max);
 // Per output channel symmetric qint8 of `rows` rows of `weight`.
 QuantizedWeights quantize_weights(std::span<const float> weight, std::span<const float> bias, std::int64_t rows);
 

@@ -129,7 +129,20 @@ TEST_CASE("cli: a run writes JSON and CSV with every trial") {
   CHECK(doc["results"][1]["batch"] == 3);
   CHECK(doc["results"][1]["samples_ms"].size() == 9);
   CHECK(doc["results"][1]["threads"] == 1);
-  CHECK(lines(slurp(csv)) == 3);
+  const std::string table = slurp(csv);
+  CHECK(lines(table) == 3);
+  CHECK(table.starts_with("model,problem,backend,kernel,precision,mode,batch,"));
+  CHECK(table.find("lab-cnn,,cpu,cpu.00_reference,fp32,") != std::string::npos);
+  // Every row has the header's columns, an int8 row says so.
+  const Outcome int8 = run_convlab("run --model lenet5 --precision int8 --kernel cpu.21_int8_direct_madd --batch 1 "
+                                   "--warmup 1 --trials 3 --threads 1 --calibration 2 --eval-inputs 2 --csv " + csv);
+  REQUIRE_MESSAGE(int8.code == 0, int8.err);
+  const std::string rows = slurp(csv);
+  CHECK(rows.find(",cpu.21_int8_direct_madd,int8,") != std::string::npos);
+  const auto columns = [](std::string_view line) { return std::ranges::count(line, ',') + 1; };
+  const std::string_view header(rows.data(), rows.find('\n'));
+  const std::string_view row(rows.data() + header.size() + 1, rows.find('\n', header.size() + 1) - header.size() - 1);
+  CHECK(columns(row) == columns(header));
 }
 
 TEST_CASE("cli: a batch that does not fit is reported, the others are measured, exit 3") {

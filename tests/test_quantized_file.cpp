@@ -85,6 +85,15 @@ TEST_CASE("cli: quantize writes the int8 file that run --quantized then runs, an
   test::check_usage_error("run --model lenet5 --precision int8 --quantized " + file,
                           file + ": tensor 'conv1.weight' has shape [16, 3, 3, 3], the network needs [6, 1, 5, 5]");
   test::check_usage_error("run --model resnet8 --quantized " + file, "--quantized: applies to --precision int8");
+
+  const test::Outcome h = test::run_convlab("quantize --model resnet8 --calibration 4 --observer histogram -o " + file);
+  REQUIRE_MESSAGE(h.code == 0, h.err);
+  CHECK(h.out.find("histogram calibration on 4 seeded inputs") != std::string::npos);
+  CHECK(read_safetensors(file).metadata.at("source") == "histogram calibration on 4 seeded inputs");
+  test::check_usage_error("quantize --model resnet8 --observer percentile -o " + file,
+                          "--observer: 'percentile' is not one of minmax, histogram");
+  test::check_usage_error("run --model resnet8 --precision int8 --observer entropy",
+                          "--observer: 'entropy' is not one of minmax, histogram");
 }
 
 TEST_CASE("int8 file: damaged bytes are refused with InputError, never a crash (a seeded mutation sweep)") {

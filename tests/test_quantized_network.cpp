@@ -4,13 +4,67 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "bench/check/quantization_effect.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
+#include "models/observer.hpp"
 #include "models/quantized_network.hpp"
 
 using namespace convlab;
+
+namespace {
+// 10007 values from -1 to 3, dense near -1 and sparse near 3 (a cube), or from -2 to 5 (a square).
+std::vector<float> skewed(double lo, double hi, int power) {
+  std::vector<float> v;
+  for (int r = 0; r < 10007; ++r) v.push_back(static_cast<float>(lo + (hi - lo) * std::pow(r / 10006.0, power)));
+  return v;
+}
+}  // namespace
+
+TEST_CASE("quantize: the histogram observer trims sparse tails as PyTorch's HistogramObserver does") {
+  HistogramObserver h;
+  h.observe(skewed(-1, 3, 3));
+  // PyTorch 1.13's HistogramObserver(reduce_range=False) on the same float32 values: its search
+  // keeps [-1, 2.9921875] (bins 0 to 2043 of 2048), scale 0.01565563678741455, zero point 64. The
+  // range's ends are integers, where its histc() bins as ours does (models/observer.hpp).
+  CHECK(h.searched_range() == std::pair{-1.0f, 2.9921875f});
+  CHECK(h.params().scale == doctest::Approx(0.01565563678741455).epsilon(1e-6));
+  CHECK(h.params().zero_point == 64);
+  // A second batch over a wider range: the histograms merged on a common grid. PyTorch: [-2,
+  // 4.99658203125], scale 0.02743757702410221, zero point 73.
+  h.observe(skewed(-2, 5, 2));
+  CHECK(h.searched_range().first == -2.0f);
+  CHECK(h.searched_range().second == doctest::Approx(4.99658203125).epsilon(1e-6));
+  CHECK(h.params().scale == doctest::Approx(0.02743757702410221).epsilon(1e-6));
+  CHECK(h.params().zero_point == 73);
+  // Min/max keeps the whole range: the tail costs it resolution.
+  MinMaxObserver m;
+  m.observe(skewed(-1, 3, 3));
+  CHECK(m.params().scale == doctest::Approx(4.0 / 255));
+  // Nothing, or one value, seen: the same parameters min/max would give.
+  CHECK(HistogramObserver().params().scale == 1.0f);
+  HistogramObserver one;
+  one.observe(std::vector<float>(5, 2.0f));
+  CHECK(one.params().scale == observed_quant_params(2.0f, 2.0f).scale);
+}
+
+TEST_CASE("quantize: a network calibrated with the histogram observer has tighter scales, nearly the same model") {
+  const Network net = model_or_throw("resnet8").build(seeded_weights(3));
+  const std::vector<float> calibration = seeded_inputs(net, 20, 5, 1000);  // two batches of PyTorch's 16
+  const QuantizedNetwork minmax(net, calibration, "minmax"), histogram(net, calibration, "histogram", Observer::histogram);
+  int tighter = 0;
+  for (int i = 0; i < static_cast<int>(net.layers().size()); ++i) {
+    CAPTURE(net.layers()[static_cast<std::size_t>(i)].name);
+    CHECK(histogram.activation(i).scale <= minmax.activation(i).scale * 1.0001f);
+    tighter += histogram.activation(i).scale < 0.99f * minmax.activation(i).scale;
+  }
+  CHECK(tighter >= 3);
+  const QuantizationEffect e = measure_quantization_effect(histogram, seeded_inputs(net, 32, 5, 2000), "cpu.21_int8_direct_madd");
+  CHECK(e.logits_normalised_error < 0.5);
+}
 
 TEST_CASE("quantize: the min/max observer's parameters and per-channel symmetric weights, as PyTorch makes them") {
   const QuantParams wide = observed_quant_params(-1.0f, 3.0f);

@@ -62,6 +62,12 @@ Precision parse_precision(const std::string& text) {
   throw InputError(fmt::format("--precision: '{}' is not one of fp32, int8", text));
 }
 
+Observer parse_observer(const std::string& text) {
+  if (text == "minmax") return Observer::minmax;
+  if (text == "histogram") return Observer::histogram;
+  throw InputError(fmt::format("--observer: '{}' is not one of minmax, histogram", text));
+}
+
 std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend, Precision precision) {
   std::vector<std::string> ids = split(list, ',');
   if (precision == Precision::int8) {

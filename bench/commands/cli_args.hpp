@@ -8,6 +8,7 @@
 
 #include "kernels/common/kernel.hpp"
 #include "models/catalog.hpp"
+#include "models/observer.hpp"
 
 namespace CLI {
 class App;  // <CLI/CLI.hpp> costs seconds of compiling: only the files that add options include it
@@ -20,6 +21,7 @@ std::vector<std::int64_t> parse_batches(const std::string& list);  // --batch 1,
 Backend parse_backend(const std::string& name);                   // --backend
 const ModelInfo& parse_model(const std::string& name);              // --model
 Precision parse_precision(const std::string& text);                // --precision fp32|int8
+Observer parse_observer(const std::string& text);                  // --observer minmax|histogram
 // --kernel ID,ID: every id must name a kernel of `backend` and `precision` ("all" is the caller's
 // to handle).
 std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend,

@@ -47,6 +47,7 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   if (o.calibration < 1) throw InputError(fmt::format("--calibration: {} must be at least 1", o.calibration));
   if (o.eval_inputs < 1) throw InputError(fmt::format("--eval-inputs: {} must be at least 1", o.eval_inputs));
   config.calibration_inputs = o.calibration;
+  config.observer = parse_observer(o.observer);
   config.eval_inputs = o.eval_inputs;
   config.quantized = o.quantized;
   if (!o.quantized.empty() && !int8) throw InputError("--quantized: applies to --precision int8 (or fp32,int8) runs");

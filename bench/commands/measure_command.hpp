@@ -35,6 +35,7 @@ struct RunOptions {
   int fresh_processes = 0;
   std::string precisions = "fp32";  // fp32, int8 or both: which kernels of --kernel run
   int calibration = 32;             // int8: seeded calibration inputs
+  std::string observer = "minmax";  // int8: minmax or histogram
   int eval_inputs = 64;             // int8: seeded inputs for the prediction change
   std::string quantized;            // int8: an interchange file instead of the calibration
 };

@@ -20,6 +20,7 @@ namespace {
 struct QuantizeOptions {
   std::string model = "lab-cnn", weights, out;
   int calibration = 32;
+  std::string observer = "minmax";
   std::uint64_t seed = 1;
 };
 
@@ -32,6 +33,7 @@ int run_quantize(const QuantizeOptions& o) {
   config.model = model.name;
   config.seed = o.seed;
   config.calibration_inputs = o.calibration;
+  config.observer = parse_observer(o.observer);
   const QuantizedNetwork q = quantize_for_run(config, net);
   TensorFile file = quantized_tensors(q);
   file.metadata["weights"] = o.weights.empty() ? fmt::format("seeded ({})", o.seed) : o.weights;
@@ -49,6 +51,8 @@ Command add_quantize_command(CLI::App& app) {
   cmd->add_option("--model", o->model, "Network to quantise (see `convlab models`)")->capture_default_str();
   cmd->add_option("--weights", o->weights, "FP32 weights from a safetensors state_dict (default: seeded)");
   cmd->add_option("--calibration", o->calibration, "Seeded inputs the activations' ranges are observed on")
+      ->capture_default_str();
+  cmd->add_option("--observer", o->observer, "minmax (PyTorch's MinMaxObserver) or histogram (its HistogramObserver)")
       ->capture_default_str();
   cmd->add_option("--seed", o->seed, "Seed of the weights (without --weights) and the calibration inputs")
       ->capture_default_str();

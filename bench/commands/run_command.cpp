@@ -108,6 +108,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
       ->capture_default_str();
   cmd.add_option("--calibration", o.calibration, "int8: seeded inputs the activations' ranges are observed on")
       ->capture_default_str();
+  cmd.add_option("--observer", o.observer, "int8: minmax (PyTorch's MinMaxObserver) or histogram (its HistogramObserver, "
+                                            "the onednn qconfig's: outliers trimmed by an L2 search)")
+      ->capture_default_str();
   cmd.add_option("--quantized", o.quantized, "int8: the int8 model from this interchange file (convlab quantize, "
                                               "tools/export_torch.py) instead of convlab's calibration");
   cmd.add_option("--eval-inputs", o.eval_inputs, "int8: seeded inputs the prediction change against FP32 is measured on")

@@ -15,8 +15,8 @@
 namespace convlab {
 
 // The network quantised as `run` does: from config.quantized, the interchange file, when given;
-// else min/max calibration on config.calibration_inputs seeded inputs (apart from the timed input
-// and the evaluation set).
+// else calibration by config.observer on config.calibration_inputs seeded inputs (apart from the
+// timed input and the evaluation set).
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net);
 
 // The prediction change `run` reports: on config.eval_inputs seeded inputs, apart from the

@@ -28,6 +28,7 @@ struct ModelBenchConfig {
   // quantised (bench/harness/int8_model_bench.hpp), FP32 ones as it is.
   std::vector<std::string> kernels;
   int calibration_inputs = 32;  // int8: seeded inputs the activations' ranges are observed on
+  Observer observer = Observer::minmax;  // int8: how those ranges become quantisation (models/observer.hpp)
   int eval_inputs = 64;         // int8: seeded inputs the prediction change is measured on
   std::string quantized;        // int8: the interchange file (models/quantized_file.hpp); empty: calibrate
   std::vector<std::int64_t> batches = {1, 4, 16, 32};

@@ -179,7 +179,7 @@ nlohmann::json results_document(const Environment& env, const Peak* peak, const 
 }
 
 std::string csv_header() {
-  return "model,problem,backend,kernel,mode,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
+  return "model,problem,backend,kernel,precision,mode,batch,threads,status,warmup,trials,percentile_method,p50_ms,p90_ms,p95_ms,p99_ms,"
          "mean_ms,std_ms,min_ms,max_ms,cold_ms,per_item_ms,throughput_items_per_s,rss_before_bytes,"
          "rss_after_bytes,peak_rss_bytes,weights_bytes,activations_bytes,workspace_bytes,gflops,percent_of_peak,"
          "max_abs_error,normalised_error,flags,decode_ms,preprocess_ms,forward_ms,fresh_p50_ms,fresh_p95_ms,"
@@ -188,8 +188,8 @@ std::string csv_header() {
 
 std::string csv_row(const Result& r) {
   const Measurement& m = r.measurement;
-  std::string row = fmt::format("{},{},{},{},{},{},{},{}", r.model, r.problem, r.backend, r.kernel, r.mode, r.batch,
-                                r.threads, to_string(r.status));
+  std::string row = fmt::format("{},{},{},{},{},{},{},{},{}", r.model, r.problem, r.backend, r.kernel,
+                                to_string(r.precision), r.mode, r.batch, r.threads, to_string(r.status));
   if (r.status != ResultStatus::ok) return row + std::string(31, ',') + "\n";
   const Summary& s = r.latency;
   row += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", r.protocol.warmup,
