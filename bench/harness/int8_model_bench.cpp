@@ -20,7 +20,8 @@ constexpr std::uint64_t kCalibrationStream = 1000, kEvaluationStream = 2000;
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net) {
   if (!config.quantized.empty()) return load_quantized(net, read_safetensors(config.quantized), config.quantized);
   return QuantizedNetwork(net, seeded_inputs(net, config.calibration_inputs, config.seed, kCalibrationStream),
-                          fmt::format("{} calibration on {} seeded inputs", to_string(config.observer), config.calibration_inputs),
+                          fmt::format("{} calibration on {} seeded inputs",
+                                      config.observer == Observer::histogram ? "histogram" : "min/max", config.calibration_inputs),
                           config.observer);
 }
 
