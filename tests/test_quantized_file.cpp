@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/check/quantization_effect.hpp"
+#include "bench/pipeline/image.hpp"
 #include "cli_test_util.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
@@ -90,6 +91,16 @@ TEST_CASE("cli: quantize writes the int8 file that run --quantized then runs, an
   REQUIRE_MESSAGE(h.code == 0, h.err);
   CHECK(h.out.find("histogram calibration on 4 seeded inputs") != std::string::npos);
   CHECK(read_safetensors(file).metadata.at("source") == "histogram calibration on 4 seeded inputs");
+  // Real images instead of seeded inputs: each decoded, resized and normalised as the pipeline does.
+  const fs::path images = dir / "calibration-images";
+  fs::create_directories(images);
+  convlab::generate_images(images, 3, 64, 48, 5);
+  const test::Outcome i = test::run_convlab("quantize --model resnet8 --images " + images.string() + " -o " + file);
+  REQUIRE_MESSAGE(i.code == 0, i.err);
+  CHECK(i.out.find("min/max calibration on 3 images of " + images.string()) != std::string::npos);
+  test::check_usage_error("quantize --model resnet8 --calibration 4 --images " + images.string() + " -o " + file,
+                          "--calibration and --images: calibrate on seeded inputs or on the images, not both");
+  test::check_usage_error("quantize --model resnet8 --images /nonexistent-dir -o " + file, "'/nonexistent-dir' is not a folder");
   test::check_usage_error("quantize --model resnet8 --observer percentile -o " + file,
                           "--observer: 'percentile' is not one of minmax, histogram");
   test::check_usage_error("run --model resnet8 --precision int8 --observer entropy",

@@ -8,6 +8,8 @@
 
 #include "bench/check/quantization_effect.hpp"
 #include "bench/harness/memory.hpp"
+#include "bench/pipeline/image.hpp"
+#include "bench/pipeline/preprocess.hpp"
 #include "models/quantized_file.hpp"
 
 namespace convlab {
@@ -19,9 +21,16 @@ constexpr std::uint64_t kCalibrationStream = 1000, kEvaluationStream = 2000;
 
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net) {
   if (!config.quantized.empty()) return load_quantized(net, read_safetensors(config.quantized), config.quantized);
+  const char* observer = config.observer == Observer::histogram ? "histogram" : "min/max";
+  if (!config.calibration_images.empty()) {
+    const ImageSet images = load_images(config.calibration_images, static_cast<int>(net.input_item().c()));
+    return QuantizedNetwork(net, preprocess_all(images, net.input_item()),
+                            fmt::format("{} calibration on {} images of {}", observer, images.images.size(),
+                                        config.calibration_images),
+                            config.observer);
+  }
   return QuantizedNetwork(net, seeded_inputs(net, config.calibration_inputs, config.seed, kCalibrationStream),
-                          fmt::format("{} calibration on {} seeded inputs",
-                                      config.observer == Observer::histogram ? "histogram" : "min/max", config.calibration_inputs),
+                          fmt::format("{} calibration on {} seeded inputs", observer, config.calibration_inputs),
                           config.observer);
 }
 

@@ -38,6 +38,15 @@ std::vector<Tap> taps(int n, int m) {
 
 }  // namespace
 
+std::vector<float> preprocess_all(const ImageSet& images, const Shape& item) {
+  const auto elems = static_cast<std::size_t>(item.item_elems());
+  std::vector<float> out(images.images.size() * elems);
+  const Normalisation norm = normalisation_for(static_cast<int>(item.c()));
+  for (std::size_t i = 0; i < images.images.size(); ++i)
+    preprocess(decode_image(images.images[i], static_cast<int>(item.c())), item, norm, std::span(out).subspan(i * elems, elems));
+  return out;
+}
+
 void preprocess(const Image& image, const Shape& item, const Normalisation& norm, std::span<float> out) {
   const int c_n = static_cast<int>(item.c()), h_n = static_cast<int>(item.h()), w_n = static_cast<int>(item.w());
   if (image.channels != c_n || static_cast<int>(norm.mean.size()) != c_n || static_cast<int>(norm.std.size()) != c_n)

@@ -25,4 +25,8 @@ Normalisation normalisation_for(int channels);
 // must have item.c() channels (decode_image converts).
 void preprocess(const Image& image, const Shape& item, const Normalisation& norm, std::span<float> out);
 
+// Every image of `images` decoded and preprocessed, one batch item each, in order (calibration on
+// real images: `convlab quantize --images`).
+std::vector<float> preprocess_all(const ImageSet& images, const Shape& item);
+
 }  // namespace convlab
