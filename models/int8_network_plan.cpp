@@ -3,6 +3,7 @@
 // quantized_network.cpp, which only holds the quantised model, so that the int8 file loader and its
 // fuzz target need no kernel.
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include <fmt/format.h>
@@ -117,12 +118,24 @@ const std::uint8_t* Int8NetworkPlan::bytes(int index) const {
   return index == Network::kNetworkInput ? quantized_input_.data() : activations_[static_cast<std::size_t>(index)].data();
 }
 
-void Int8NetworkPlan::forward() {
-  ops::quantize(input_.data(), quantized_input_.data(), input_.elems(), q_.input());
+void Int8NetworkPlan::forward() { forward_timed({}); }
+
+void Int8NetworkPlan::forward_timed(std::span<double> layer_ms) {
   const auto& layers = q_.network().layers();
-  for (std::size_t i = 0; i < layers.size(); ++i) run_layer(static_cast<int>(i));
-  if (layers.back().kind != LayerKind::softmax)  // (a softmax left its FP32 output there)
-    ops::dequantize(activations_.back().data(), output_.data(), output_.elems(), q_.activation(static_cast<int>(layers.size()) - 1));
+  if (!layer_ms.empty() && layer_ms.size() != layers.size())
+    throw InputError(fmt::format("forward_timed: {} slots for {} layers", layer_ms.size(), layers.size()));
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start = Clock::now();
+  ops::quantize(input_.data(), quantized_input_.data(), input_.elems(), q_.input());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    run_layer(static_cast<int>(i));
+    if (i + 1 == layers.size() && layers.back().kind != LayerKind::softmax)  // (a softmax left its FP32 output there)
+      ops::dequantize(activations_.back().data(), output_.data(), output_.elems(), q_.activation(static_cast<int>(i)));
+    if (layer_ms.empty()) continue;
+    const Clock::time_point end = Clock::now();
+    layer_ms[i] = std::chrono::duration<double, std::milli>(end - start).count();
+    start = end;
+  }
 }
 
 void Int8NetworkPlan::run_layer(int index) {

@@ -85,6 +85,9 @@ class Int8NetworkPlan {
   // The FP32 input: forward() quantises it, runs every layer on quint8 and dequantises the output.
   Tensor& input() { return input_; }
   void forward();
+  // forward() with each layer's time in layer_ms (one per layer; the input's quantisation counts in
+  // the first layer's, the output's dequantisation in the last's), for `run --per-layer`.
+  void forward_timed(std::span<double> layer_ms);
   const Tensor& output() const { return output_; }
   // Layer `layer`'s output of the last forward, dequantised (a softmax's: its FP32 output).
   std::vector<float> dequantized(int layer) const;

@@ -315,8 +315,29 @@ TEST_CASE("cli: run --precision fp32,int8 times both in one run and says what in
   test::check_usage_error("run --model resnet8 --precision int8 --backend cuda",
                           "--precision int8: int8 networks run on the CPU backend only for now");
   test::check_usage_error("run --model resnet8 --precision int8 --eval-inputs 0", "--eval-inputs: 0 must be at least 1");
-  test::check_usage_error("run --model resnet8 --precision int8 --kernel all --per-layer",
-                          "--per-layer time FP32 kernels only for now");
+  test::check_usage_error("run --model resnet8 --precision int8 --kernel all --fresh-process 2",
+                          "--fresh-process time FP32 kernels only for now");
+}
+
+TEST_CASE("cli: run --precision int8 --per-layer times each int8 layer and names its kernel") {
+  const fs::path json = test::scratch() / "int8-layers.json";
+  const test::Outcome o = test::run_convlab("run --model mobilenet-tiny --precision int8 --kernel cpu.21_int8_direct_madd "
+                                            "--batch 2 --warmup 1 --trials 3 --calibration 4 --eval-inputs 4 --per-layer "
+                                            "--threads 1 --json " + json.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  const auto doc = nlohmann::json::parse(test::slurp(json));
+  REQUIRE(doc["results"].size() == 1);
+  const auto& layers = doc["results"][0]["per_layer"];
+  REQUIRE(layers.size() == 13);
+  double share = 0;
+  for (const auto& l : layers) {
+    CHECK(l["p50_ms"].get<double>() > 0);
+    share += l["share"].get<double>();
+  }
+  CHECK(share == doctest::Approx(1.0));
+  CHECK(layers[1]["layer"] == "features.1.dw");
+  CHECK(layers[1]["kernel"] == "cpu.22_int8_depthwise");  // cpu.21 runs no depthwise layer
+  CHECK(layers[2]["kernel"] == "cpu.21_int8_direct_madd");
 }
 
 TEST_CASE("peak: the int8 probe names its instruction and measures both thread counts") {

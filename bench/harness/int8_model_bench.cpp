@@ -8,6 +8,7 @@
 
 #include "bench/check/quantization_effect.hpp"
 #include "bench/harness/memory.hpp"
+#include "bench/harness/per_layer.hpp"
 #include "bench/pipeline/image.hpp"
 #include "bench/pipeline/preprocess.hpp"
 #include "models/quantized_file.hpp"
@@ -58,6 +59,7 @@ Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, D
     r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
     r.row_memory = memory.finish(r.measurement.rss_before_bytes);
     r.latency = summarize(r.measurement.samples_ms, config.method);
+    if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
     // Ours compute the oracle's arithmetic: the same bytes, or the row is invalid.
     Int8NetworkPlan oracle(q, batch, "cpu.20_int8_reference");
     std::copy(plan.input().data(), plan.input().data() + plan.input().elems(), oracle.input().data());

@@ -38,6 +38,9 @@ std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, con
 std::vector<LayerTime> profile_layers(GpuNetworkPlan& plan, const Network& net, const Protocol& protocol) {
   return profile(plan, net, protocol);
 }
+std::vector<LayerTime> profile_layers(Int8NetworkPlan& plan, const Network& net, const Protocol& protocol) {
+  return profile(plan, net, protocol);
+}
 
 std::string describe(const std::vector<LayerTime>& times) {
   std::string s = fmt::format("  {:<24} {:<16} {:>10} {:>7}  {}\n", "layer", "kind", "p50 ms", "share", "");

@@ -11,6 +11,7 @@
 #include "bench/harness/harness.hpp"
 #include "models/gpu_network.hpp"
 #include "models/network.hpp"
+#include "models/quantized_network.hpp"
 
 namespace convlab {
 
@@ -26,6 +27,7 @@ struct LayerTime {
 // kernel_ids (the kernel of each conv layer).
 std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol);
 std::vector<LayerTime> profile_layers(GpuNetworkPlan& plan, const Network& net, const Protocol& protocol);
+std::vector<LayerTime> profile_layers(Int8NetworkPlan& plan, const Network& net, const Protocol& protocol);
 std::string describe(const std::vector<LayerTime>& times);
 
 }  // namespace convlab
