@@ -61,6 +61,24 @@ TEST_CASE("cli lab: run --end-to-end on a folder reports the stages, their sum a
   CHECK(slurp(csv).find("decode_ms,preprocess_ms,forward_ms") != std::string::npos);
 }
 
+TEST_CASE("cli lab: run --end-to-end --precision int8 decodes and preprocesses into the int8 forward") {
+  const fs::path dir = small_images();
+  const std::string json = (scratch() / "e2e-int8.json").string();
+  const Outcome o = run_convlab("run --end-to-end --images " + dir.string() + " --precision fp32,int8 --kernel "
+                                "cpu.02_direct_xsimd,cpu.21_int8_direct_madd --batch 2 --calibration 4 --eval-inputs 4 --warmup 1 "
+                                "--trials 3 --threads 1 --json " + json);
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  const auto doc = nlohmann::json::parse(slurp(json));
+  REQUIRE(doc["results"].size() == 2);
+  for (const auto& r : doc["results"]) {
+    CAPTURE(r["kernel"]);
+    CHECK(r["mode"] == "end-to-end");
+    CHECK(r["stages_ms"]["forward"].get<double>() > 0);
+    CHECK(r["stages_ms"]["images"].get<std::string>().find("(3 files)") != std::string::npos);
+  }
+  CHECK(doc["results"][1]["precision"] == "int8");
+}
+
 TEST_CASE("cli lab: run --end-to-end without a folder generates 640x480 JPEGs and removes them") {
   const fs::path tmp = scratch() / "tmpdir";  // its own TMPDIR: other tests write to /tmp meanwhile
   fs::create_directories(tmp);

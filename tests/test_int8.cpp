@@ -316,7 +316,7 @@ TEST_CASE("cli: run --precision fp32,int8 times both in one run and says what in
                           "--precision int8: int8 networks run on the CPU backend only for now");
   test::check_usage_error("run --model resnet8 --precision int8 --eval-inputs 0", "--eval-inputs: 0 must be at least 1");
   test::check_usage_error("run --model resnet8 --precision int8 --kernel all --fresh-process 2",
-                          "--fresh-process time FP32 kernels only for now");
+                          "--fresh-process times FP32 kernels only for now");
 }
 
 TEST_CASE("cli: run --precision int8 --per-layer times each int8 layer and names its kernel") {

@@ -111,8 +111,8 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
     if (const Int8KernelInfo* int8 = find_int8_kernel(id)) {
       if (config.backend != Backend::cpu || int8->backend != Backend::cpu)
         throw InputError(fmt::format("{}: int8 networks run on the CPU backend only for now", id));
-      if (config.images || config.fresh_processes > 0)
-        throw InputError(fmt::format("{}: --end-to-end and --fresh-process time FP32 kernels only for now", id));
+      if (config.fresh_processes > 0)
+        throw InputError(fmt::format("{}: --fresh-process times FP32 kernels only for now", id));
       if (!quantized) {
         quantized.emplace(quantize_for_run(config, net));
         effect = quantization_effect_for_run(config, *quantized);
