@@ -20,7 +20,7 @@ class LaunchingRuntime : public Base {
   void conv(const gpu::ConvKernel& kernel, const ConvArgs& a, float* workspace) override {
     kConvLaunches[&kernel - conv_kernels().data()](launch_, a, workspace);
   }
-  const gpu::Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id, const ConvProblem& /*p*/) const override {
+  const gpu::Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id) const override {
     return cuda::int8_conv_kernel(kernel_id);
   }
   void conv_int8(const gpu::Int8ConvKernel& kernel, const Int8ConvArgs& a) override {

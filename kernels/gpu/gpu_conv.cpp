@@ -34,7 +34,7 @@ void GpuConv::run(const float* in, float* out, const float* residual) const {
 
 GpuInt8Conv::GpuInt8Conv(GpuRuntime& rt, std::string_view kernel_id, const ConvProblem& p, const Int8ConvWeights& weights,
                          Epilogue epilogue)
-    : rt_(&rt), kernel_(&rt.int8_conv_kernel(kernel_id, p)), shape_(to_shape(p)), in_zero_point_(weights.input.zero_point) {
+    : rt_(&rt), kernel_(&rt.int8_conv_kernel(kernel_id)), shape_(to_shape(p)), in_zero_point_(weights.input.zero_point) {
   if (std::string why = unsupported(*kernel_, p); !why.empty())
     throw InputError(fmt::format("{} does not support {}: {}", kernel_id, to_string(p), why));
   check_int8_weights(p, weights);

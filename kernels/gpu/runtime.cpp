@@ -8,7 +8,7 @@
 
 namespace convlab::gpu {
 
-const Int8ConvKernel& GpuRuntime::int8_conv_kernel(std::string_view kernel_id, const ConvProblem&) const {
+const Int8ConvKernel& GpuRuntime::int8_conv_kernel(std::string_view kernel_id) const {
   throw InputError(fmt::format("'{}': the {} backend has no int8 kernels", kernel_id, name()));
 }
 

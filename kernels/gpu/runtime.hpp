@@ -75,7 +75,7 @@ class GpuRuntime {
 
   // Int8 convolutions (kernels/gpu/conv_args.hpp), on the backends that have int8 kernels (CUDA).
   // The others keep these defaults, which say that they have none.
-  virtual const Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id, const ConvProblem& p) const;
+  virtual const Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id) const;
   virtual void conv_int8(const Int8ConvKernel& kernel, const Int8ConvArgs& a);
 
   // Bytes to and from device memory allocated in floats (allocate((bytes + 3) / 4)): through a
