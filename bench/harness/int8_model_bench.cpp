@@ -9,7 +9,6 @@
 #include "bench/check/quantization_effect.hpp"
 #include "bench/harness/memory.hpp"
 #include "bench/harness/per_layer.hpp"
-#include "bench/pipeline/end_to_end.hpp"
 #include "bench/pipeline/image.hpp"
 #include "bench/pipeline/preprocess.hpp"
 #include "models/quantized_file.hpp"
@@ -57,15 +56,8 @@ Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, D
       if (!plan.kernel_ids()[i].empty() && plan.kernel_ids()[i] != id)
         r.choices.push_back(fmt::format("{}: {} (the layer {} does not support)", net.layers()[i].name,
                                         plan.kernel_ids()[i], id));
-    if (config.images) {  // decode and preprocess into the FP32 input, which the int8 forward quantises
-      EndToEndPass pass(*config.images, net.input_item(), plan.input().span(), [&plan] { plan.forward(); });
-      r.measurement = measure([&pass] { pass(); }, device, config.protocol, clock);
-      r.stages = pass.medians(static_cast<std::size_t>(config.protocol.trials));
-      r.mode = "end-to-end";
-      r.images = config.images->source;
-    } else {
-      r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
-    }
+    // End-to-end: the images go into the FP32 input, which the int8 forward quantises.
+    measure_forward(config, net, plan.input().span(), [&plan] { plan.forward(); }, device, clock, r);
     r.row_memory = memory.finish(r.measurement.rss_before_bytes);
     r.latency = summarize(r.measurement.samples_ms, config.method);
     if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);

@@ -49,6 +49,19 @@ std::unique_ptr<Device> make_device(Backend backend) {
   return nullptr;
 }
 
+void measure_forward(const ModelBenchConfig& config, const Network& net, std::span<float> input,
+                     const std::function<void()>& forward, Device& device, Clock& clock, Result& r) {
+  if (!config.images) {
+    r.measurement = measure(forward, device, config.protocol, clock);
+    return;
+  }
+  EndToEndPass pass(*config.images, net.input_item(), input, forward);
+  r.measurement = measure([&pass] { pass(); }, device, config.protocol, clock);
+  r.stages = pass.medians(static_cast<std::size_t>(config.protocol.trials));
+  r.mode = "end-to-end";
+  r.images = config.images->source;
+}
+
 namespace {
 
 // One kernel at one batch: plan, measure, then check the outputs against the oracle's.
@@ -67,15 +80,7 @@ Result measure_one(const ModelBenchConfig& config, const Network& net, Device& d
     for (std::size_t i = 0; i < net.layers().size(); ++i)
       if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
         r.choices.push_back(net.layers()[i].name + ": " + why);
-    if (config.images) {
-      EndToEndPass pass(*config.images, net.input_item(), plan.input().span(), [&plan] { plan.forward(); });
-      r.measurement = measure([&pass] { pass(); }, device, config.protocol, clock);
-      r.stages = pass.medians(static_cast<std::size_t>(config.protocol.trials));
-      r.mode = "end-to-end";
-      r.images = config.images->source;
-    } else {
-      r.measurement = measure([&plan] { plan.forward(); }, device, config.protocol, clock);
-    }
+    measure_forward(config, net, plan.input().span(), [&plan] { plan.forward(); }, device, clock, r);
     r.row_memory = memory.finish(r.measurement.rss_before_bytes);  // before other measurements reset the peak
     if (plan.has_layout_changes())
       r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/harness/clock.hpp"
+#include "bench/harness/device.hpp"
 #include "bench/pipeline/image.hpp"
 #include "bench/report/results.hpp"
 #include "kernels/common/kernel.hpp"
@@ -53,6 +55,11 @@ std::vector<std::string> kernels_for_model(const std::string& model, Backend bac
 
 // The model-only input: the same seeded image in every batch item, whatever the batch.
 void fill_model_input(const Network& net, std::span<float> input, std::uint64_t seed);
+
+// Times `forward` as `run` does, into r.measurement: alone, or with config.images as the end-to-end
+// pass that first decodes and preprocesses a batch into `input` (then r.stages, mode and images).
+void measure_forward(const ModelBenchConfig& config, const Network& net, std::span<float> input,
+                     const std::function<void()>& forward, Device& device, Clock& clock, Result& r);
 
 // The harness's device for a backend; nullptr when it is not available here.
 std::unique_ptr<Device> make_device(Backend backend);
