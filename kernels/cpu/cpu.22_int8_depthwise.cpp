@@ -1,16 +1,18 @@
-// cpu.22_int8_depthwise: depthwise int8 convolution along NCHW rows.
+// cpu.22_int8_depthwise: depthwise int8 convolution on tap pairs over whole planes.
 //
-// Changes against cpu.07_depthwise_rows (its FP32 twin): the same plan of work, one channel plane
-// at a time, copied once into a zero-padded buffer so that no tap tests a bound, then a whole
-// output row accumulated tap by tap with the pixels along the vector lanes. Here the copy also
-// widens to int16 with the zero point subtracted (padding becomes the real 0), the row's
-// accumulators are int32 (exact), and the requantisation runs once per output, as the oracle's.
-// Why: a depthwise layer does R x S multiply-adds per output and reads its input plane from
-// cache, so it is bound by loads and the epilogue, not by multiplies; the widened copy makes each
-// tap one contiguous int16 x constant multiply-add over the row, which compilers vectorise.
-// Bound: the plane copy and the requantisation; stride 2 reads every other lane.
-// Measured: 6.8 GOP/s, 0.38x onednn.conv_int8 (channels in vector lanes) on g64mb32ic64ih16oc64oh16kh3ph1
-// (2-core Zen 3 VM, AVX2, 2026-12-01): small planes leave short rows, where per-row costs weigh.
+// Changes against cpu.07_depthwise_rows (its FP32 twin, one channel plane at a time from a padded
+// copy): the copy widens to int16 with the zero point subtracted (padding becomes the real 0) and
+// pairs each value with its neighbour one tap to the right, so that vpmaddwd does two taps' exact
+// int16 products per int32 lane; the copy is split into stride phases (a plane per row and column
+// phase), so that every tap, whatever the stride, reads consecutive words; and the outputs are one
+// flat row across the plane's rows (a few junk columns per row, never stored) instead of a loop per
+// row. The requantisation runs once per output, as the oracle's (kernels/common/quantize.hpp).
+// Why faster: a 3x3 tap set is 6 vpmaddwd per vector of outputs instead of 9 int32 multiplies,
+// and 8x8 or 16x16 planes (mobilenet's deep layers) make a few long loops instead of many short
+// ones whose loop and requantisation overheads dominated.
+// Bound: the paired copy (each input twice) and the requantisation and byte stores per output.
+// Measured: 0.26-1.0x onednn.conv_int8 on mobilenet-tiny's depthwise layers at batch 32, 1.5-3.6x
+// the row-by-row version it replaced (2-core Zen 3 VM, AVX2, 2026-12-01; bench/RESULTS.md).
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,onednn.conv_int8 --interleave
 #include <omp.h>
 
@@ -29,71 +31,100 @@ namespace {
 
 using namespace int8;
 
+// Two int16 values in one int32 lane, as vpmaddwd reads them: `first` in the low half.
+std::int32_t pack(std::int32_t first, std::int32_t second) {
+  return static_cast<std::int32_t>(static_cast<std::uint16_t>(first) | static_cast<std::uint32_t>(static_cast<std::uint16_t>(second)) << 16);
+}
+
 class Int8DepthwiseConv final : public PlannedInt8Conv {
  public:
   Int8DepthwiseConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
       : p_(p), oh_(p.out_h()), ow_(p.out_w()), hp_(p.h + 2 * p.pad_h), wp_(p.w + 2 * p.pad_w),
-        threads_(omp_get_max_threads()), input_zero_point_(w.input.zero_point), weight_(w.weight.begin(), w.weight.end()),
-        requantize_(make_requantization(w, p.k, e.activation)) {}
+        hq_((hp_ + p.stride_h - 1) / p.stride_h), wq_((wp_ + p.stride_w - 1) / p.stride_w),
+        threads_(omp_get_max_threads()), input_zero_point_(w.input.zero_point),
+        requantize_(make_requantization(w, p.k, e.activation)) {
+    // Where each tap pair reads, relative to an output's flat index y * wq + x: the phase plane of
+    // its first tap's row and column, and the row and column offset inside that plane.
+    for (std::int64_t r = 0; r < p.r; ++r)
+      for (std::int64_t s = 0; s < p.s; s += 2) {
+        const std::int64_t row = r * p.dilation_h, col = s * p.dilation_w;
+        const std::int64_t phase = row % p.stride_h * p.stride_w + col % p.stride_w;
+        offsets_.push_back(phase * phase_words() + row / p.stride_h * wq_ + col / p.stride_w);
+      }
+    for (std::int64_t c = 0; c < p.k; ++c)
+      for (std::int64_t r = 0; r < p.r; ++r)
+        for (std::int64_t s = 0; s < p.s; s += 2) {
+          const std::int8_t* row = w.weight.data() + (c * p.r + r) * p.s;
+          weight_pairs_.push_back(pack(row[s], s + 1 < p.s ? row[s + 1] : 0));
+        }
+  }
 
-  std::size_t weight_bytes() const override { return weight_.size() + 2 * requantize_.multiplier.size() * sizeof(float); }
-  // Per thread: the padded int16 plane and one row of int32 accumulators.
+  std::size_t weight_bytes() const override {
+    return weight_pairs_.size() * sizeof(std::int32_t) + 2 * requantize_.multiplier.size() * sizeof(float);
+  }
   std::size_t workspace_bytes() const override { return static_cast<std::size_t>(threads_) * slot_bytes(); }
 
   void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
 #pragma omp parallel for schedule(static) num_threads(threads_)
     for (std::int64_t nc = 0; nc < p_.n * p_.c; ++nc) {
-      char* slot = static_cast<char*>(workspace) + static_cast<std::size_t>(omp_get_thread_num()) * slot_bytes();
-      auto* plane = reinterpret_cast<std::int16_t*>(slot);
-      auto* acc = reinterpret_cast<std::int32_t*>(slot + plane_bytes());
-      channel(input + nc * p_.h * p_.w, output + nc * oh_ * ow_, nc % p_.c, plane, acc);
+      auto* slot = reinterpret_cast<std::int32_t*>(static_cast<char*>(workspace) +
+                                                  static_cast<std::size_t>(omp_get_thread_num()) * slot_bytes());
+      channel(input + nc * p_.h * p_.w, output + nc * oh_ * ow_, nc % p_.c, slot);
     }
   }
 
  private:
-  std::size_t plane_bytes() const { return (static_cast<std::size_t>(hp_ * wp_) * sizeof(std::int16_t) + 63) / 64 * 64; }
-  std::int64_t row_lanes() const { return (ow_ + kLanes - 1) / kLanes * kLanes; }  // whole vectors
-  std::size_t slot_bytes() const { return plane_bytes() + static_cast<std::size_t>(row_lanes()) * sizeof(std::int32_t); }
+  // A phase plane: hq x wq words, and slack for the last vector's reads past the last row.
+  std::int64_t phase_words() const { return hq_ * wq_ + wq_ + (p_.s / 2 + 2) * kLanes; }
+  std::int64_t flat() const { return oh_ * wq_; }  // outputs along one flat row of oh x wq
+  std::int64_t row16() const { return wp_ + p_.dilation_w; }  // a padded row, and its pairs' partners past it
+  // Per thread: the phase planes, one padded int16 row, the requantised flat row.
+  std::size_t slot_bytes() const {
+    const auto words = static_cast<std::size_t>(p_.stride_h * p_.stride_w * phase_words() + flat() + kLanes);
+    return (words * sizeof(std::int32_t) + static_cast<std::size_t>(row16()) * sizeof(std::int16_t) + 63) / 64 * 64;
+  }
 
-  void channel(const std::uint8_t* in, std::uint8_t* out, std::int64_t c, std::int16_t* plane, std::int32_t* acc) const {
-    std::fill(plane, plane + hp_ * wp_, std::int16_t{0});
-    for (std::int64_t y = 0; y < p_.h; ++y) {
-      std::int16_t* row = plane + (y + p_.pad_h) * wp_ + p_.pad_w;
-      for (std::int64_t x = 0; x < p_.w; ++x) row[x] = static_cast<std::int16_t>(in[y * p_.w + x] - input_zero_point_);
+  void channel(const std::uint8_t* in, std::uint8_t* out, std::int64_t c, std::int32_t* slot) const {
+    std::int32_t* planes = slot;
+    std::int32_t* q = planes + p_.stride_h * p_.stride_w * phase_words();
+    auto* row = reinterpret_cast<std::int16_t*>(q + flat() + kLanes);
+    // Phase plane (row phase a, column phase b), word (i, j): the padded input (i sh + a, j sw + b)
+    // as value - zero point, paired with its right-hand tap (dilation_w further), 0 outside the image.
+    std::fill(planes, planes + p_.stride_h * p_.stride_w * phase_words(), 0);
+    std::fill(row, row + row16(), std::int16_t{0});
+    for (std::int64_t y = p_.pad_h; y < p_.pad_h + p_.h; ++y) {  // the padding rows stay 0
+      const std::uint8_t* src = in + (y - p_.pad_h) * p_.w;
+      for (std::int64_t x = 0; x < p_.w; ++x) row[p_.pad_w + x] = static_cast<std::int16_t>(src[x] - input_zero_point_);
+      for (std::int64_t b = 0; b < p_.stride_w; ++b) {
+        std::int32_t* dst = planes + (y % p_.stride_h * p_.stride_w + b) * phase_words() + y / p_.stride_h * wq_;
+        for (std::int64_t j = 0, x = b; x < wp_; ++j, x += p_.stride_w) dst[j] = pack(row[x], row[x + p_.dilation_w]);
+      }
     }
-    const std::int8_t* w = weight_.data() + c * p_.r * p_.s;
+    const std::int32_t* w = weight_pairs_.data() + c * static_cast<std::int64_t>(offsets_.size());
     alignas(64) float multiplier[kLanes], offset[kLanes];
     std::fill_n(multiplier, kLanes, requantize_.multiplier[c]);
     std::fill_n(offset, kLanes, requantize_.offset[c]);
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
-    for (std::int64_t y = 0; y < oh_; ++y) {
-      std::fill(acc, acc + row_lanes(), 0);
-      for (std::int64_t r = 0; r < p_.r; ++r)
-        for (std::int64_t s = 0; s < p_.s; ++s)
-          accumulate_tap(plane + (y * p_.stride_h + r * p_.dilation_h) * wp_ + s * p_.dilation_w, w[r * p_.s + s], acc);
-      alignas(64) std::int32_t q[kLanes];
-      for (std::int64_t x = 0; x < ow_; x += kLanes) {
-        requantize(load(acc + x), multiplier, offset, zp, lo, hi, q);
-        for (std::int64_t l = 0; l < kLanes && x + l < ow_; ++l) out[y * ow_ + x + l] = static_cast<std::uint8_t>(q[l]);
-      }
+    for (std::int64_t v = 0; v < flat(); v += kLanes) {
+      IVec acc = zero();
+      for (std::size_t t = 0; t < offsets_.size(); ++t) acc = madd_add(acc, load(planes + offsets_[t] + v), splat(w[t]));
+      requantize(acc, multiplier, offset, zp, lo, hi, q + v);
     }
-  }
-
-  // One tap over the output row: acc[x] += src[x * stride] * tap. Unit stride on its own, so the
-  // compiler vectorises it (restrict: the plane and the row do not overlap).
-  void accumulate_tap(const std::int16_t* __restrict src, std::int32_t tap, std::int32_t* __restrict acc) const {
-    if (p_.stride_w == 1) {
-      for (std::int64_t x = 0; x < ow_; ++x) acc[x] += src[x] * tap;
-    } else {
-      for (std::int64_t x = 0; x < ow_; ++x) acc[x] += src[x * p_.stride_w] * tap;
-    }
+    // Columns from ow on are junk, computed and dropped. Locals and restrict: a byte store may
+    // alias anything, and the compiler would reload the sizes after each one.
+    const std::int64_t oh = oh_, ow = ow_, wq = wq_;
+    const std::int32_t* __restrict from = q;
+    std::uint8_t* __restrict to = out;
+    for (std::int64_t y = 0; y < oh; ++y)
+      for (std::int64_t x = 0; x < ow; ++x) to[y * ow + x] = static_cast<std::uint8_t>(from[y * wq + x]);
   }
 
   ConvProblem p_;
-  std::int64_t oh_, ow_, hp_, wp_;
+  std::int64_t oh_, ow_, hp_, wp_, hq_, wq_;
   int threads_;
   std::int32_t input_zero_point_;
-  std::vector<std::int8_t> weight_;
+  std::vector<std::int64_t> offsets_;      // per tap pair: its first word's offset in the phase planes
+  std::vector<std::int32_t> weight_pairs_;  // per channel, per tap pair: pack(w[r][s], w[r][s + 1] or 0)
   Requantization requantize_;
 };
 
