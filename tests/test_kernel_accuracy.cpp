@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -61,34 +63,36 @@ const char* const kShapes[] = {
 
 TEST_CASE("accuracy: fast kernels stay within error_scale x the FP32 bound, with the margin reported") {
   const KernelInfo& reference = *find_kernel("cpu.00_reference");
-  for (const KernelInfo& kernel : all_kernels()) {
-    if (&kernel == &reference) continue;
-    double worst = 0;
-    for (const char* descriptor : kShapes) {
-      const ConvProblem p = parse_problem(descriptor);
-      if (!kernel.supports(p)) continue;
-      for (const test::Executor& where : test::executors(kernel)) {
-        for (const bool positive : {false, true}) {
+  std::map<std::string_view, double> worst;  // per kernel
+  for (const char* descriptor : kShapes) {
+    const ConvProblem p = parse_problem(descriptor);
+    for (const bool positive : {false, true}) {
+      auto in = test::random_values(p.input_elems(), 7);
+      auto w = test::random_values(p.weight_elems(), 8);
+      auto b = test::random_values(p.k, 9);
+      if (positive) in = test::absolute(in), w = test::absolute(w), b = test::absolute(b);
+      // The oracle once per shape and sign, not once per kernel: it is most of this test's time.
+      const auto want = test::run_kernel(reference, p, in, w, b, Activation::none);
+      const auto magnitude =
+          test::run_kernel(reference, p, test::absolute(in), test::absolute(w), test::absolute(b), Activation::none);
+      for (const KernelInfo& kernel : all_kernels()) {
+        if (&kernel == &reference || !kernel.supports(p)) continue;
+        for (const test::Executor& where : test::executors(kernel)) {
           CAPTURE(kernel.id);
           CAPTURE(where.name);
           CAPTURE(descriptor);
           CAPTURE(positive);
-          auto in = test::random_values(p.input_elems(), 7);
-          auto w = test::random_values(p.weight_elems(), 8);
-          auto b = test::random_values(p.k, 9);
-          if (positive) in = test::absolute(in), w = test::absolute(w), b = test::absolute(b);
-          const auto want = test::run_kernel(reference, p, in, w, b, Activation::none);
-          const auto magnitude =
-              test::run_kernel(reference, p, test::absolute(in), test::absolute(w), test::absolute(b), Activation::none);
           const Accuracy a = measure(p, test::run_kernel(kernel, where, p, in, w, b, Activation::none), want, magnitude);
           MESSAGE(fmt::format("{} ({}) {} {}: max |err| {:.3g}, normalised {:.3g}, bound used {:.3f} (error_scale {})",
                               kernel.id, where.name, descriptor, positive ? "positive" : "signed", a.max_abs,
                               a.max_abs / a.max_exact, a.bound_used, kernel.error_scale));
           CHECK(a.bound_used <= kernel.error_scale);
-          worst = std::max(worst, a.bound_used);
+          worst[kernel.id] = std::max(worst[kernel.id], a.bound_used);
         }
       }
     }
-    MESSAGE(fmt::format("{}: worst bound used {:.3f} of error_scale {}", kernel.id, worst, kernel.error_scale));
   }
+  for (const KernelInfo& kernel : all_kernels())
+    if (worst.contains(kernel.id))
+      MESSAGE(fmt::format("{}: worst bound used {:.3f} of error_scale {}", kernel.id, worst[kernel.id], kernel.error_scale));
 }

@@ -67,11 +67,11 @@ double fma_gflops(int threads, long iterations) {
   return flops / seconds_since(start) / 1e9;
 }
 
-// The quick probes' iterations: about 10 ms of the FMA loop on one thread, as this build runs it,
+// The probes' iterations: about 10 ms of the FMA loop on one thread, as this build runs it,
 // at most the 3 million that take that long on the development machines. A sanitizer build runs
 // the loops 10-50x slower and an emulated one (qemu) slower still: sized by time, every context line
 // costs them what it costs a release build, and their figures mean nothing either way.
-long quick_iterations() {
+long iterations_of_10ms() {
   constexpr long kProbe = 100'000, kMost = 3'000'000;
   fma_gflops(1, kProbe);  // the first run pays for the thread pool and the clocks
   const auto start = std::chrono::steady_clock::now();
@@ -182,8 +182,9 @@ Peak measure_peak(bool quick) {
   Peak peak;
   peak.simd_lanes = static_cast<int>(Batch::size);
   peak.threads = omp_get_max_threads();
-  // Long enough that thread wake-up and clock reads vanish: ~10 ms (quick) or ~100 ms per repetition.
-  const long iterations = quick ? quick_iterations() : 30'000'000;
+  // Long enough that thread wake-up and clock reads vanish: ~10 ms (quick) or ~100 ms per repetition,
+  // sized by time on this build.
+  const long iterations = iterations_of_10ms() * (quick ? 1 : 10);
   best_fma_gflops(peak.threads, 1, iterations / 4);  // wake the thread pool and the clocks
   if (quick) {
     peak.gflops_one = best_fma_gflops(1, 3, iterations);
