@@ -97,17 +97,24 @@ int Network::push(Layer layer) {
 
 int Network::conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
                   std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, Activation activation) {
+  return conv(name, input,
+              ConvProblem{.k = out_channels, .r = kernel, .s = kernel, .stride_h = stride, .stride_w = stride,
+                          .pad_h = pad, .pad_w = pad, .groups = groups},
+              bias, activation);
+}
+
+int Network::conv(const std::string& name, int input, const ConvProblem& geometry, bool bias, Activation activation) {
   const Shape in = item_shape(input);
   Layer l{.name = name, .kind = LayerKind::conv, .inputs = {input}};
-  l.conv = ConvProblem{.n = 1, .c = in.c(), .h = in.h(), .w = in.w(), .k = out_channels, .r = kernel, .s = kernel,
-                       .stride_h = stride, .stride_w = stride, .pad_h = pad, .pad_w = pad, .groups = groups,
-                       .name = name_ + ":" + name};
+  l.conv = geometry;
+  l.conv.n = 1, l.conv.c = in.c(), l.conv.h = in.h(), l.conv.w = in.w();
+  l.conv.name = name_ + ":" + name;
   l.conv.validate();
   l.epilogue.activation = activation;
-  l.out_item = nchw(1, out_channels, l.conv.out_h(), l.conv.out_w());
-  const std::int64_t fan_in = l.conv.c_per_group() * kernel * kernel;
-  l.weight = weights_(name + ".weight", {out_channels, l.conv.c_per_group(), kernel, kernel}, fan_in);
-  if (bias) l.bias = weights_(name + ".bias", {out_channels}, fan_in);
+  l.out_item = nchw(1, l.conv.k, l.conv.out_h(), l.conv.out_w());
+  const std::int64_t fan_in = l.conv.c_per_group() * l.conv.r * l.conv.s;
+  l.weight = weights_(name + ".weight", {l.conv.k, l.conv.c_per_group(), l.conv.r, l.conv.s}, fan_in);
+  if (bias) l.bias = weights_(name + ".bias", {l.conv.k}, fan_in);
   return push(std::move(l));
 }
 

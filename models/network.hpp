@@ -58,6 +58,9 @@ class Network {
   // and returns its index. Shapes are resolved here; a mismatch throws InputError.
   int conv(const std::string& name, int input, std::int64_t out_channels, std::int64_t kernel,
            std::int64_t stride, std::int64_t pad, std::int64_t groups, bool bias, Activation activation);
+  // The general form (an imported model's): the geometry of `geometry` (output channels, kernel,
+  // strides, padding, dilations, groups; its n, c, h, w become the input's), weights as above.
+  int conv(const std::string& name, int input, const ConvProblem& geometry, bool bias, Activation activation);
   // A bias-free conv followed by the BatchNorm2d module `bn` (eps 1e-5), folded into the conv's
   // weights and bias here, at build time; the layer is named after the conv and its output is
   // the BatchNorm's output after `activation`.

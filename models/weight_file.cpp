@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/common/error.hpp"
+#include "models/onnx_model.hpp"
 
 namespace convlab {
 
@@ -69,6 +70,16 @@ Network build_from_file(const ModelInfo& model, const TensorFile& file, const st
 
 Network load_network(const ModelInfo& model, const std::string& weights_path) {
   return build_from_file(model, read_safetensors(weights_path), weights_path);
+}
+
+Network load_model(const std::string& model, const std::string& weights_path, std::uint64_t seed) {
+  if (is_onnx_model(model)) {
+    if (!weights_path.empty())
+      throw InputError(fmt::format("--weights: {} is an ONNX model, which carries its own weights", model));
+    return load_onnx(model);
+  }
+  const ModelInfo& info = model_or_throw(model);
+  return weights_path.empty() ? info.build(seeded_weights(seed)) : load_network(info, weights_path);
 }
 
 }  // namespace convlab

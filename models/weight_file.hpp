@@ -18,4 +18,9 @@ Network build_from_file(const ModelInfo& model, const TensorFile& file, const st
 // read_safetensors(path) then build_from_file.
 Network load_network(const ModelInfo& model, const std::string& weights_path);
 
+// The network a --model names: an ONNX file (`*.onnx`, models/onnx_model.hpp), which carries its
+// weights (weights_path must then be empty); or a built-in network with the state_dict at
+// weights_path, or seeded weights from `seed` when it is empty.
+Network load_model(const std::string& model, const std::string& weights_path, std::uint64_t seed);
+
 }  // namespace convlab

@@ -45,7 +45,7 @@ TEST_CASE("cli validate: corrupted weights fail (exit 1) and name the first dive
 }
 
 TEST_CASE("cli validate: bad usage and bad files exit 2 with one line") {
-  check_usage_error("validate --model resnet8", "--weights is required");
+  check_usage_error("validate --model resnet8 --input x --expect y", "--weights: validating resnet8 needs the state_dict");
   check_usage_error(kArgs + " --kernel cpu.99_magic", "--kernel: unknown kernel 'cpu.99_magic' (choices: cpu.00_reference");
   check_usage_error(kArgs + " --backend tpu", "unknown backend 'tpu'");
   check_usage_error("validate --model lenet5 --weights " + kResnet + "weights.safetensors --input x --expect y",

@@ -17,6 +17,10 @@ weights.safetensors (the FP32 state_dict it was made from); expect.safetensors t
 quantised model's outputs, dequantised to F32. --engine picks the quantised engine that runs it
 (default: onednn on a CPU with VNNI, else qnnpack, which accumulates exactly without it).
 
+With --onnx the model is also exported as DIR/model.onnx (torch.onnx.export, eval mode, --opset,
+the batch left free), each layer's output a further graph output named as in expect.safetensors:
+`convlab validate --model DIR/model.onnx --input ... --expect ...` then compares layer by layer.
+
 Without --state-dict the weights are init_reference_weights(seed) (see tools/torch_models.py).
 Uses the `safetensors` package when installed, else writes the format itself (a JSON header and
 the raw little-endian bytes).
@@ -66,6 +70,29 @@ def write_safetensors(path, tensors, metadata):
         f.write(struct.pack("<Q", len(text)) + text + b"".join(chunks))
 
 
+class _WithTaps(torch.nn.Module):
+    """The twin with each layer's output (the taps) as a further output, so that the ONNX graph
+    names them: convlab's importer names a layer after the graph output it produces."""
+
+    def __init__(self, model, names):
+        super().__init__()
+        self.model, self.names = model, names
+
+    def forward(self, x):
+        taps = {}
+        logits = self.model(x, taps)
+        return (logits, *(taps[n] for n in self.names))
+
+
+def export_onnx(model, x, tap_names, path, opset):
+    """torch.onnx.export in eval mode: the input `input` and output `output` (the logits), the
+    batch free (dynamic), then one output per tap name."""
+    names = ["input", "output", *tap_names]
+    torch.onnx.export(_WithTaps(model, tap_names), x, path, opset_version=opset, input_names=names[:1],
+                      output_names=names[1:], dynamic_axes={n: {0: "batch"} for n in names},
+                      training=torch.onnx.TrainingMode.EVAL, do_constant_folding=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, choices=sorted(MODELS))
@@ -81,6 +108,9 @@ def main():
     ap.add_argument("--quantize", choices=["int8"], help="quantise with PyTorch and export the int8 reference")
     ap.add_argument("--calibration", type=int, default=32, help="--quantize: seeded calibration inputs (default 32)")
     ap.add_argument("--engine", choices=["onednn", "qnnpack"], help="--quantize: the quantised engine that runs it")
+    ap.add_argument("--onnx", action="store_true", help="also export the model as DIR/model.onnx (each layer's output a "
+                                                         "named graph output, for `convlab validate --model DIR/model.onnx`)")
+    ap.add_argument("--opset", type=int, default=13, help="--onnx: the ONNX opset (convlab reads 11 to 17)")
     a = ap.parse_args()
     if a.batch < 1:
         ap.error(f"--batch {a.batch} must be at least 1")
@@ -88,6 +118,8 @@ def main():
         ap.error(f"--calibration {a.calibration} must be at least 1")
     if a.quantize and a.device != "cpu":
         ap.error("--quantize runs on the CPU (PyTorch's quantised engines); leave out --device")
+    if a.onnx and a.quantize:
+        ap.error("--onnx exports the FP32 model; leave out --quantize")
 
     torch.set_grad_enabled(False)
     if a.device != "cpu":  # PyTorch lets cuDNN convolutions and matmuls use TF32 by default
@@ -120,10 +152,12 @@ def main():
     if a.max_tap_elems > 0:
         taps = {k: v for k, v in taps.items() if v.numel() <= a.max_tap_elems}
 
+    if a.onnx:
+        export_onnx(model, x.to(a.device), list(taps), os.path.join(a.out, "model.onnx"), a.opset)
     write_safetensors(os.path.join(a.out, "weights.safetensors"), fp32_state, meta)
     write_safetensors(os.path.join(a.out, "input.safetensors"), {"input": x}, meta)
     write_safetensors(os.path.join(a.out, "expect.safetensors"), {"output": logits, **taps}, meta)
-    what = f"int8 on {meta['engine']}: quantized, " if a.quantize else ""
+    what = f"int8 on {meta['engine']}: quantized, " if a.quantize else "model.onnx, " if a.onnx else ""
     print(f"{a.model} batch {a.batch}: wrote {what}weights, input and expect ({len(taps)} layers) to {a.out}")
 
 

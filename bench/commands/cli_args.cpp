@@ -10,6 +10,7 @@
 
 #include "bench/harness/environment.hpp"
 #include "kernels/common/error.hpp"
+#include "models/onnx_model.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/cpu/auto_select.hpp"
 
@@ -48,11 +49,12 @@ Backend parse_backend(const std::string& name) {
   throw InputError(fmt::format("--backend: unknown backend '{}' (choices: cpu, cuda, metal)", name));
 }
 
-const ModelInfo& parse_model(const std::string& name) {
+std::string parse_model(const std::string& name) {
+  if (is_onnx_model(name)) return name;  // read (and checked) when the run builds it
   try {
-    return model_or_throw(name);
+    return std::string(model_or_throw(name).name);
   } catch (const InputError& e) {
-    throw InputError(std::string("--model: ") + e.what());
+    throw InputError(std::string("--model: ") + e.what() + ", or a .onnx file");
   }
 }
 

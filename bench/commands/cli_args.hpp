@@ -19,7 +19,7 @@ namespace convlab {
 std::vector<std::string> split(const std::string& text, char sep);
 std::vector<std::int64_t> parse_batches(const std::string& list);  // --batch 1,32
 Backend parse_backend(const std::string& name);                   // --backend
-const ModelInfo& parse_model(const std::string& name);              // --model
+std::string parse_model(const std::string& name);                  // --model: a built-in network or a .onnx file
 Precision parse_precision(const std::string& text);                // --precision fp32|int8
 Observer parse_observer(const std::string& text);                  // --observer minmax|histogram
 // --kernel ID,ID: every id must name a kernel of `backend` and `precision` ("all" is the caller's

@@ -27,8 +27,7 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   if (!o.images.empty() && !o.end_to_end) throw InputError("--images: applies to --end-to-end runs only");
   set_threads(o.threads);
   ModelBenchConfig config;
-  const ModelInfo& model = parse_model(o.model);
-  config.model = model.name;
+  config.model = parse_model(o.model);
   config.backend = parse_backend(o.backend);
   config.batches = parse_batches(o.batches);
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
@@ -74,16 +73,12 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   require_backend(config.backend);
   if (config.kernels.empty())
     throw BackendUnavailable(fmt::format("backend {}: no kernel of it supports {}", o.backend, o.model));
-  // A bad weights file or image fails now, before the environment and the table are printed.
-  if (!o.weights.empty()) load_network(model, o.weights);
-  if (!o.quantized.empty()) {
-    const Network net = o.weights.empty() ? model.build(seeded_weights(o.seed)) : load_network(model, o.weights);
-    load_quantized(net, read_safetensors(o.quantized), o.quantized);
-  }
+  // A bad model, weights file or image fails now, before the environment and the table are printed.
+  const Network net = load_model(config.model, o.weights, o.seed);
+  if (!o.quantized.empty()) load_quantized(net, read_safetensors(o.quantized), o.quantized);
   if (o.end_to_end) {
     if (config.backend != Backend::cpu) throw InputError("--end-to-end runs on the CPU backend only for now");
-    const int channels = static_cast<int>(model.build(seeded_weights(1)).input_item().c());
-    config.images = end_to_end_images(o.images, channels, o.seed);
+    config.images = end_to_end_images(o.images, static_cast<int>(net.input_item().c()), o.seed);
   }
   return config;
 }

@@ -31,10 +31,9 @@ int run_quantize(const QuantizeOptions& o) {
   if (o.calibration < 1) throw InputError(fmt::format("--calibration: {} must be at least 1", o.calibration));
   if (o.calibration_given && !o.images.empty())
     throw InputError("--calibration and --images: calibrate on seeded inputs or on the images, not both");
-  const ModelInfo& model = parse_model(o.model);
-  const Network net = o.weights.empty() ? model.build(seeded_weights(o.seed)) : load_network(model, o.weights);
   ModelBenchConfig config;
-  config.model = model.name;
+  config.model = parse_model(o.model);
+  const Network net = load_model(config.model, o.weights, o.seed);
   config.seed = o.seed;
   config.calibration_inputs = o.calibration;
   config.observer = parse_observer(o.observer);
@@ -43,7 +42,7 @@ int run_quantize(const QuantizeOptions& o) {
   TensorFile file = quantized_tensors(q);
   file.metadata["weights"] = o.weights.empty() ? fmt::format("seeded ({})", o.seed) : o.weights;
   write_safetensors(o.out, file);
-  fmt::print("{}: {} tensors, {} ({}), written to {}\n", model.name, file.tensors.size(),
+  fmt::print("{}: {} tensors, {} ({}), written to {}\n", config.model, file.tensors.size(),
              fmt::format("{:.1f} KiB of parameters", q.parameter_bytes() / 1024.0), q.source(), o.out);
   return kExitOk;
 }

@@ -25,7 +25,7 @@
 namespace convlab {
 
 std::vector<std::string> kernels_for_model(const std::string& model, Backend backend) {
-  const Network net = model_or_throw(model).build(seeded_weights(1));
+  const Network net = load_model(model, "", 1);
   std::vector<std::string> ids;
   for (const KernelInfo& k : all_kernels())
     if (k.backend == backend && unsupported_reason(net, std::string(k.id)).empty()) ids.emplace_back(k.id);
@@ -108,8 +108,7 @@ Result measure_one(const ModelBenchConfig& config, const Network& net, Device& d
 }  // namespace
 
 std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::function<void(const Result&)>& on_result) {
-  const ModelInfo& model = model_or_throw(config.model);
-  const Network net = config.weights.empty() ? model.build(seeded_weights(config.seed)) : load_network(model, config.weights);
+  const Network net = load_model(config.model, config.weights, config.seed);
   std::optional<QuantizedNetwork> quantized;  // made once, for the int8 kernels
   std::optional<QuantizationEffect> effect;
   for (const std::string& id : config.kernels) {

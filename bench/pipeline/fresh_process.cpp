@@ -85,8 +85,7 @@ FreshProcesses measure_fresh_processes(const ModelBenchConfig& config, const std
 
 int run_fresh_child(const FreshChildOptions& o) {
   set_threads(o.threads);
-  const ModelInfo& model = parse_model(o.model);
-  const Network net = o.weights.empty() ? model.build(seeded_weights(o.seed)) : load_network(model, o.weights);
+  const Network net = load_model(parse_model(o.model), o.weights, o.seed);
   NetworkPlan plan(net, o.batch, KernelSelection{.default_kernel = o.kernel});
   fill_model_input(net, plan.input().span(), o.seed);
   SteadyClock clock;
