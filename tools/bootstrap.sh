@@ -20,7 +20,8 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctest-dev libcli11-dev
           nlohmann-json3-dev libfmt-dev
           libdnnl-dev   # oneDNN: the onednn.conv baseline every kernel is compared with
-          libstb-dev)   # stb_image: decodes the end-to-end pipeline's images
+          libstb-dev    # stb_image: decodes the end-to-end pipeline's images
+          libonnx-dev libprotobuf-dev)  # the ONNX schema: --model path/to/model.onnx
 # numpy recomputes the reported percentiles; torch makes fresh references for the live check;
 # clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) build the fuzz targets.
 [[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch clang libclang-rt-14-dev)

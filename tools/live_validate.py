@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The live PyTorch check (run by ctest when python3 is found):
 
-  tools/live_validate.py path/to/convlab [--seed S] [--batches 1,8] [--precisions fp32,int8]
+  tools/live_validate.py path/to/convlab [--seed S] [--batches 1,8] [--precisions fp32,int8,onnx]
 
 For each network: a fresh PyTorch module with random He-normal weights and random BatchNorm
 statistics (a new seed each run unless --seed or CONVLAB_LIVE_SEED is given; it is printed so a
@@ -11,7 +11,9 @@ every layer. int8: the same module quantised by PyTorch (export_torch.py --quant
 `convlab validate --precision int8` with each int8 kernel of ours (oneDNN's int8 baseline too where
 the CPU has VNNI: without it oneDNN's int16 pair sums saturate, which is oneDNN's documented
 behaviour, not convlab's to check), and the negative control: the same file with one int8 weight
-flipped must fail at that layer. Prints the largest errors per kernel and network. Exit 0 when all
+flipped must fail at that layer. onnx: the FP32 module exported to ONNX (export_torch.py --onnx) at
+the last batch size, then `convlab validate --model model.onnx --kernel all`, every layer compared.
+Prints the largest errors per kernel and network. Exit 0 when all
 pass, 1 when any fails, 77 (ctest's SKIP_RETURN_CODE) when this python cannot import torch.
 """
 import argparse
@@ -70,7 +72,7 @@ def main():
     ap.add_argument("convlab")
     ap.add_argument("--seed", type=int, default=int(os.environ.get("CONVLAB_LIVE_SEED", time.time_ns() % 1000003)))
     ap.add_argument("--batches", default="1,8")
-    ap.add_argument("--precisions", default="fp32,int8")
+    ap.add_argument("--precisions", default="fp32,int8,onnx", help="fp32, int8, and onnx (the FP32 twin through ONNX)")
     a = ap.parse_args()
     try:
         import torch
@@ -95,6 +97,26 @@ def main():
             state_dict = os.path.join(tmp, f"{name}.pt")
             torch.save(init_reference_weights(MODELS[name](), seed).state_dict(), state_dict)
             for precision in precisions:
+                if precision == "onnx":  # the FP32 twin exported to ONNX, validated layer by layer, once
+                    out = os.path.join(tmp, f"{name}-onnx")
+                    subprocess.run([sys.executable, os.path.join(HERE, "export_torch.py"), "--model", name,
+                                    "--state-dict", state_dict, "--input-seed", str(seed), "--batch", a.batches.split(",")[-1],
+                                    "--out", out, "--onnx"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    report = os.path.join(out, "validate.json")
+                    run = subprocess.run([a.convlab, "validate", "--model", os.path.join(out, "model.onnx"), "--kernel", "all",
+                                          "--input", os.path.join(out, "input.safetensors"),
+                                          "--expect", os.path.join(out, "expect.safetensors"), "--json", report],
+                                         capture_output=True, text=True)
+                    if run.returncode != 0:
+                        failed.append(f"{name} onnx")
+                        print(run.stdout + run.stderr, flush=True)
+                        if not os.path.exists(report) or os.path.getsize(report) == 0:
+                            continue
+                    for k in json.load(open(report))["kernels"]:
+                        rows.append((name, "onnx", a.batches.split(",")[-1], k["kernel"],
+                                     f"{max(l['normalised_error'] for l in k['layers']):.3e}",
+                                     f"{k['top1_agree']}/{k['items']}", "pass" if k["pass"] else "FAIL"))
+                    continue
                 for batch in a.batches.split(","):
                     what = f"{name} {precision} batch {batch}"
                     out = os.path.join(tmp, f"{name}-{precision}-{batch}")
