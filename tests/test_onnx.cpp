@@ -1,0 +1,295 @@
+// ONNX import (models/onnx_model.hpp): small graphs written here with the protobuf schema, imported
+// into the same network as the builders make, and each way a graph can be refused, by its message.
+// PyTorch's own exports are checked against PyTorch by tools/live_validate.py (ctest
+// torch_live_validation).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.hpp"
+#include "kernels/common/error.hpp"
+#include "models/batchnorm.hpp"
+#include "models/onnx_model.hpp"
+
+using namespace convlab;
+
+#ifdef CONVLAB_WITH_ONNX
+#include <onnx/onnx_pb.h>
+
+namespace {
+
+// A graph written node by node; bytes() is the .onnx file.
+struct OnnxGraph {
+  onnx::ModelProto model;
+  onnx::GraphProto* g = model.mutable_graph();
+
+  explicit OnnxGraph(int opset = 13, std::vector<std::int64_t> input = {-1, 3, 8, 8}) {
+    model.set_ir_version(7);
+    onnx::OperatorSetIdProto* o = model.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+    onnx::ValueInfoProto* in = g->add_input();
+    in->set_name("input");
+    auto* t = in->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+    for (const std::int64_t d : input) {
+      auto* dim = t->mutable_shape()->add_dim();
+      if (d < 0) dim->set_dim_param("batch");
+      else dim->set_dim_value(d);
+    }
+  }
+  void output(const std::string& name) { g->add_output()->set_name(name); }
+  onnx::TensorProto& init(const std::string& name, std::vector<std::int64_t> shape, std::vector<float> values) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    for (const std::int64_t d : shape) t->add_dims(d);
+    for (const float v : values) t->add_float_data(v);
+    return *t;
+  }
+  void init_ints(const std::string& name, std::vector<std::int64_t> values) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto_DataType_INT64);
+    t->add_dims(static_cast<std::int64_t>(values.size()));
+    for (const std::int64_t v : values) t->add_int64_data(v);
+  }
+  onnx::NodeProto& node(const std::string& op, std::vector<std::string> inputs, const std::string& out) {
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(op + "_" + std::to_string(g->node_size() - 1));
+    for (const std::string& i : inputs) n->add_input(i);
+    n->add_output(out);
+    return *n;
+  }
+  std::string bytes() const { return model.SerializeAsString(); }
+};
+
+void ints(onnx::NodeProto& n, const std::string& name, std::vector<std::int64_t> v) {
+  onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INTS);
+  for (const std::int64_t x : v) a->add_ints(x);
+}
+void one_int(onnx::NodeProto& n, const std::string& name, std::int64_t v) {
+  onnx::AttributeProto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INT);
+  a->set_i(v);
+}
+
+std::vector<float> ramp(std::size_t n, float scale) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(static_cast<int>(i % 7) - 3);
+  return v;
+}
+
+// Conv 3 -> 4 (3x3, pad 1, bias) -> BatchNormalization -> Relu -> MaxPool 2 -> GlobalAveragePool
+// -> Flatten -> Gemm 4 -> 2 (transB), its layers' outputs named as export_torch.py --onnx names them.
+OnnxGraph small_net() {
+  OnnxGraph m;
+  m.init("w", {4, 3, 3, 3}, ramp(108, 0.1f));
+  m.init("b", {4}, {0.1f, -0.2f, 0.3f, 0.0f});
+  m.init("gamma", {4}, {1.0f, 0.5f, 2.0f, 1.5f});
+  m.init("beta", {4}, {0.0f, 0.1f, -0.1f, 0.2f});
+  m.init("mean", {4}, {0.1f, 0.0f, -0.2f, 0.3f});
+  m.init("var", {4}, {1.0f, 2.0f, 0.5f, 1.0f});
+  m.init("fc_w", {2, 4}, {0.5f, -1.0f, 0.25f, 2.0f, -0.5f, 1.0f, 1.5f, -0.25f});
+  m.init("fc_b", {2}, {0.01f, -0.02f});
+  onnx::NodeProto& conv = m.node("Conv", {"input", "w", "b"}, "c");
+  ints(conv, "pads", {1, 1, 1, 1});
+  ints(conv, "kernel_shape", {3, 3});
+  m.node("BatchNormalization", {"c", "gamma", "beta", "mean", "var"}, "bn");
+  m.node("Relu", {"bn"}, "conv1");
+  onnx::NodeProto& pool = m.node("MaxPool", {"conv1"}, "pool1");
+  ints(pool, "kernel_shape", {2, 2});
+  ints(pool, "strides", {2, 2});
+  m.node("GlobalAveragePool", {"pool1"}, "gap");
+  m.node("Flatten", {"gap"}, "flat");
+  one_int(m.node("Gemm", {"flat", "fc_w", "fc_b"}, "output"), "transB", 1);
+  m.output("output");
+  m.output("conv1");
+  return m;
+}
+
+std::string refusal(const OnnxGraph& m) {
+  try {
+    onnx_network(m.bytes(), "m.onnx");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(accepted)";
+}
+
+std::vector<float> forward(const Network& net, const std::vector<float>& input) {
+  NetworkPlan plan(net, 1, KernelSelection{});
+  std::ranges::copy(input, plan.input().data());
+  plan.forward();
+  return {plan.output().span().begin(), plan.output().span().end()};
+}
+
+}  // namespace
+
+TEST_CASE("onnx: a graph imports as the network the builders make: BatchNorm folded, ReLU fused, layers named by outputs") {
+  const Network net = onnx_network(small_net().bytes(), "small.onnx");
+  CHECK(net.name() == "small");
+  REQUIRE(net.layers().size() == 4);
+  CHECK(net.layers()[0].name == "conv1");  // the Relu's output, a graph output: the layer that makes it
+  CHECK(net.layers()[0].epilogue.activation == Activation::relu);
+  CHECK(net.layers()[1].kind == LayerKind::max_pool);
+  CHECK(net.layers()[2].kind == LayerKind::global_avg_pool);
+  CHECK(net.layers()[3].kind == LayerKind::linear);
+  CHECK(net.layers()[3].name == "output");
+  CHECK(net.input_item() == nchw(1, 3, 8, 8));
+
+  // The same network from the builders, with the weights folded by hand: the same outputs.
+  std::vector<float> w = ramp(108, 0.1f), b = {0.1f, -0.2f, 0.3f, 0.0f};
+  fold_batchnorm({.weight = {1.0f, 0.5f, 2.0f, 1.5f}, .bias = {0.0f, 0.1f, -0.1f, 0.2f},
+                  .running_mean = {0.1f, 0.0f, -0.2f, 0.3f}, .running_var = {1.0f, 2.0f, 0.5f, 1.0f}},
+                 w, b);
+  const std::map<std::string, std::vector<float>> weights = {
+      {"conv1.weight", w}, {"conv1.bias", b}, {"fc.weight", {0.5f, -1.0f, 0.25f, 2.0f, -0.5f, 1.0f, 1.5f, -0.25f}},
+      {"fc.bias", {0.01f, -0.02f}}};
+  Network built("built", nchw(1, 3, 8, 8), [&](const std::string& name, const auto&, std::int64_t) { return weights.at(name); });
+  const int conv = built.conv("conv1", Network::kNetworkInput, 4, 3, 1, 1, 1, true, Activation::relu);
+  const int gap = built.global_avg_pool("gap", built.max_pool("pool1", conv, {.kernel = 2, .stride = 2}));
+  built.linear("fc", gap, 2, false);
+  const std::vector<float> input = ramp(192, 0.25f);
+  CHECK(forward(net, input) == forward(built, input));
+}
+
+TEST_CASE("onnx: Gemm without transB and MatMul + Add give the Gemm's linear layer; Clip(0, 6) is ReLU6") {
+  const auto net_with = [](const std::string& tail) {
+    OnnxGraph m(13, {-1, 2, 4, 4});
+    m.init("w", {3, 2, 1, 1}, {1, 2, 3, 4, 5, 6});
+    onnx::NodeProto& conv = m.node("Conv", {"input", "w"}, "c");
+    ints(conv, "kernel_shape", {1, 1});
+    m.init("lo", {}, {0.0f});
+    m.init("hi", {}, {6.0f});
+    m.node("Clip", {"c", "lo", "hi"}, "r6");
+    m.node("GlobalAveragePool", {"r6"}, "gap");
+    m.node("Flatten", {"gap"}, "flat");
+    m.init("wt", {3, 2}, {1, -1, 2, 0.5f, -1, 3});  // in x out: the transpose of Linear's layout
+    m.init("bias", {2}, {0.5f, -0.5f});
+    if (tail == "gemm") {
+      m.node("Gemm", {"flat", "wt", "bias"}, "output");
+    } else {
+      m.node("MatMul", {"flat", "wt"}, "mm");
+      m.node("Add", {"mm", "bias"}, "output");
+    }
+    m.output("output");
+    return onnx_network(m.bytes(), tail + ".onnx");
+  };
+  const Network gemm = net_with("gemm"), matmul = net_with("matmul");
+  CHECK(gemm.layers()[0].epilogue.activation == Activation::relu6);
+  REQUIRE(gemm.layers().back().kind == LayerKind::linear);
+  CHECK(gemm.layers().back().weight == std::vector<float>{1, 2, -1, -1, 0.5f, 3});  // [out, in]
+  CHECK(matmul.layers().back().weight == gemm.layers().back().weight);
+  CHECK(matmul.layers().back().bias == std::vector<float>{0.5f, -0.5f});
+  const std::vector<float> input = ramp(32, 1.0f);
+  CHECK(forward(gemm, input) == forward(matmul, input));
+}
+
+TEST_CASE("onnx: auto_pad SAME and a free batch; what convlab cannot run is refused in one line naming the node") {
+  OnnxGraph same(17);
+  same.init("w", {2, 3, 3, 3}, ramp(54, 0.1f));
+  onnx::NodeProto& conv = same.node("Conv", {"input", "w"}, "output");
+  conv.add_attribute()->set_name("auto_pad");
+  conv.mutable_attribute(0)->set_type(onnx::AttributeProto_AttributeType_STRING);
+  conv.mutable_attribute(0)->set_s("SAME_UPPER");
+  same.output("output");
+  const Network net = onnx_network(same.bytes(), "same.onnx");
+  CHECK(net.layers()[0].conv.pad_h == 1);
+  CHECK(net.output_item() == nchw(1, 2, 8, 8));
+
+  const auto changed = [](auto change) {
+    OnnxGraph m = small_net();
+    change(m);
+    return refusal(m);
+  };
+  CHECK(refusal(OnnxGraph(9)) == "m.onnx: opset 9 is not supported (opsets 11 to 17: export with opset_version in that range)");
+  CHECK(changed([](OnnxGraph& m) { m.g->mutable_node(6)->set_op_type("Sigmoid"); }).find(
+            "m.onnx: node 'Gemm_6' (Sigmoid): is not supported (supported: Conv,") == 0);
+  CHECK(changed([](OnnxGraph& m) {
+          m.g->mutable_node(0)->mutable_attribute(0)->set_ints(2, 0);  // pads top 1, bottom 0
+        }) == "m.onnx: node 'Conv_0' (Conv): its padding differs between the sides (top 1, left 1, bottom 0, right 1): "
+              "convlab's kernels pad each axis evenly");
+  CHECK(changed([](OnnxGraph& m) { m.g->mutable_initializer(0)->set_name("lost"); }) ==
+        "m.onnx: node 'Conv_0' (Conv): its weight 'w' is not an initializer or a Constant (convlab needs it fixed)");
+  CHECK(changed([](OnnxGraph& m) {
+          m.g->mutable_initializer(0)->set_data_location(onnx::TensorProto_DataLocation_EXTERNAL);
+        }).find("tensor 'w' keeps its data in an external file") != std::string::npos);
+  CHECK(changed([](OnnxGraph& m) { m.g->mutable_initializer(0)->add_float_data(1); }) ==
+        "m.onnx: tensor 'w' holds 109 values, its shape needs 108");
+  CHECK(changed([](OnnxGraph& m) {
+          m.g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("C");
+        }).find("input 'input': dimension 1 (C) is not a fixed size") != std::string::npos);
+  CHECK(changed([](OnnxGraph& m) { m.g->mutable_node(3)->set_input(0, "later"); }) ==
+        "m.onnx: node 'MaxPool_3' reads 'later', which no earlier node makes (the nodes must be in topological order)");
+  CHECK(changed([](OnnxGraph& m) { one_int(*m.g->mutable_node(3), "ceil_mode", 1); }) ==
+        "m.onnx: node 'MaxPool_3' (MaxPool): uses ceil_mode; convlab's pools round down (floor mode)");
+  CHECK(changed([](OnnxGraph& m) {
+          m.g->add_input()->set_name("second");
+        }) == "m.onnx: the graph has 2 inputs; convlab runs networks of one input image tensor");
+  const std::string bytes = small_net().bytes();
+  CHECK_THROWS_WITH_AS(onnx_network(bytes.substr(0, bytes.size() / 2), "cut.onnx"),
+                       "cut.onnx: not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)", InputError);
+
+  // Fusions convlab does not have: an activation or a BatchNorm after a pool, a Clip other than ReLU6.
+  const auto after_pool = [](const std::string& op, std::vector<std::string> extra) {
+    OnnxGraph m;
+    ints(m.node("MaxPool", {"input"}, "p"), "kernel_shape", {2, 2});
+    for (const std::string& e : extra) m.init(e, {3}, {1, 1, 1});
+    std::vector<std::string> inputs{"p"};
+    inputs.insert(inputs.end(), extra.begin(), extra.end());
+    m.node(op, inputs, "output");
+    m.output("output");
+    return refusal(m);
+  };
+  CHECK(after_pool("Relu", {}) == "m.onnx: node 'Relu_1' (Relu): does not follow a Conv, Gemm or Add that feeds it alone "
+                                  "(convlab fuses activations into those)");
+  CHECK(after_pool("BatchNormalization", {"s", "b", "m", "v"}).find("does not follow a Conv that feeds it alone") !=
+        std::string::npos);
+  OnnxGraph clip = small_net();
+  clip.g->mutable_node(2)->set_op_type("Clip");
+  clip.init("zero", {}, {0.0f});
+  clip.init("three", {}, {3.0f});
+  clip.g->mutable_node(2)->add_input("zero");
+  clip.g->mutable_node(2)->add_input("three");
+  CHECK(refusal(clip) == "m.onnx: node 'Relu_2' (Clip): clips to [0, 3]; convlab runs Clip(0, 6) (ReLU6) and Clip(0) (ReLU)");
+}
+
+#else
+
+TEST_CASE("onnx: a build without the ONNX schema says what to install") {
+  CHECK_THROWS_WITH_AS(onnx_network("", "m.onnx"), doctest::Contains("built without ONNX import"), InputError);
+}
+
+#endif
+
+TEST_CASE("cli: run and validate take a .onnx --model; one that cannot be read, or with --weights, exits 2") {
+  test::check_usage_error("run --model /nonexistent/m.onnx --batch 1", "cannot read '/nonexistent/m.onnx'");
+  const std::string junk = (test::scratch() / "junk.onnx").string();
+  { std::ofstream(junk) << "not a protobuf at all"; }
+#ifdef CONVLAB_WITH_ONNX
+  test::check_usage_error("run --model " + junk + " --batch 1", "not a valid ONNX model");
+  const std::string file = (test::scratch() / "small.onnx").string();
+  { std::ofstream(file, std::ios::binary) << small_net().bytes(); }
+  const test::Outcome o = test::run_convlab("run --model " + file + " --batch 1,2 --warmup 1 --trials 2 --threads 1 "
+                                            "--kernel cpu.02_direct_xsimd --per-layer");
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("cpu.02_direct_xsimd") != std::string::npos);
+  CHECK(o.out.find("conv1 ") != std::string::npos);  // --per-layer names the ONNX graph's outputs
+  test::check_usage_error("run --model " + file + " --weights w.safetensors --batch 1",
+                          "--weights: " + file + " is an ONNX model, which carries its own weights");
+  test::check_usage_error("validate --model " + file + " --precision int8 --weights q --input i --expect e",
+                          "--precision int8: an ONNX model is validated in FP32 only for now");
+#else
+  test::check_usage_error("run --model " + junk + " --batch 1", "built without ONNX import");
+#endif
+  test::check_usage_error("run --model lab-cnnn", "--model: unknown model 'lab-cnnn'");
+}
