@@ -43,16 +43,12 @@ namespace {
 constexpr int kMinOpset = 11, kMaxOpset = 17;
 constexpr const char* kSupported =
     "Conv, BatchNormalization (after a Conv), Relu and Clip(0, 6) (after a Conv, Gemm or Add), MaxPool, AveragePool, "
-    "GlobalAveragePool, Add, Flatten, Reshape (to 2-D), Gemm, MatMul (+ Add), Identity, Dropout, Constant";
+    "GlobalAveragePool, Add, Flatten, Reshape (to 2-D), Gemm, MatMul (+ Add), Identity, Dropout, Pad (of nothing), "
+    "Constant";
 
 struct Constant {  // an initializer or a Constant node's value
   std::vector<std::int64_t> shape;
   std::vector<double> values;
-  std::int64_t elems() const {
-    std::int64_t n = 1;
-    for (const std::int64_t d : shape) n *= d;
-    return n;
-  }
 };
 
 // A conv, linear or add whose activation (or BatchNorm, or bias) may still be fused from the nodes
@@ -120,10 +116,12 @@ class Importer {
       throw fail(fmt::format("tensor '{}' keeps its data in an external file, which convlab does not read (export the "
                              "model into one file)", t.name()));
     Constant c{.shape = {t.dims().begin(), t.dims().end()}};
-    for (const std::int64_t d : c.shape)
+    std::int64_t n = 1;
+    for (const std::int64_t d : c.shape) {
       if (d < 0 || d > (std::int64_t{1} << 31)) throw fail(fmt::format("tensor '{}' has a dimension of {}", t.name(), d));
-    const std::int64_t n = c.elems();
-    if (n > (std::int64_t{1} << 31)) throw fail(fmt::format("tensor '{}' has {} elements", t.name(), n));
+      n *= d;  // at most 2^31 x 2^31: the check below stops it before another factor
+      if (n > (std::int64_t{1} << 31)) throw fail(fmt::format("tensor '{}' has over 2^31 elements", t.name()));
+    }
     const std::string& raw = t.raw_data();
     const auto from_raw = [&](std::size_t bytes, auto convert) {
       if (raw.size() != static_cast<std::size_t>(n) * bytes)
@@ -234,7 +232,10 @@ class Importer {
     if (!v.layer) v.layer = emit(pending_.at(static_cast<std::size_t>(*v.pending)), layer_name(value));
     return *v.layer;
   }
-  int layer_of(const onnx::NodeProto& n, int input) { return layer_of(n.input(input), fmt::format("node '{}'", node_name(n))); }
+  int layer_of(const onnx::NodeProto& n, int input) {
+    if (input >= n.input_size() || n.input(input).empty()) throw fail(n, fmt::format("has no input {}", input));
+    return layer_of(n.input(input), fmt::format("node '{}'", node_name(n)));
+  }
 
   int emit(Pending& p, const std::string& name) {
     if (name_used_.contains(name)) throw fail(fmt::format("two layers would be named '{}'", name));
@@ -345,14 +346,16 @@ class Importer {
   void translate(const onnx::NodeProto& n) {
     const std::string& op = n.op_type();
     if (!n.domain().empty() && n.domain() != "ai.onnx") throw fail(n, fmt::format("domain '{}' is not ONNX's", n.domain()));
-    if (n.output_size() < 1) throw fail(n, "has no output");
+    if (n.output_size() < 1 || n.output(0).empty()) throw fail(n, "has no output");
+    if (op != "Constant" && (n.input_size() < 1 || n.input(0).empty())) throw fail(n, "has no input");
     if (op == "Constant") {
       const onnx::AttributeProto* v = attribute(n, "value");
       if (v == nullptr || !v->has_t()) throw fail(n, "holds no tensor value (value_float and the like are not supported)");
       constants_[n.output(0)] = constant(v->t());
-    } else if (op == "Identity" || op == "Dropout" || op == "Flatten" || op == "Reshape") {
+    } else if (op == "Identity" || op == "Dropout" || op == "Flatten" || op == "Reshape" || op == "Pad") {
       if (op == "Flatten" && int_attr(n, "axis", 1) != 1) throw fail(n, "flattens from an axis other than 1");
       if (op == "Reshape") check_reshape(n);
+      if (op == "Pad") check_pad(n);
       alias(n);
     } else if (op == "Conv") {
       conv(n);
@@ -378,6 +381,13 @@ class Importer {
     const bool flat = shape.values.size() == 2 && (shape.values[0] == 0 || shape.values[0] == -1 || shape.values[0] == 1) &&
                       shape.values[1] != 0;
     if (!flat) throw fail(n, "reshapes to other than [batch, features] (only a flatten to 2-D is supported)");
+  }
+
+  // PyTorch exports F.avg_pool2d as a Pad (of zeros, often of nothing) before the AveragePool.
+  void check_pad(const onnx::NodeProto& n) const {
+    const Constant& pads = constant_input(n, 1, "pads");
+    if (std::ranges::any_of(pads.values, [](double v) { return v != 0; }))
+      throw fail(n, "pads by more than nothing; convlab pads inside Conv and the pools (their pads attribute)");
   }
 
   void conv(const onnx::NodeProto& n) {
@@ -442,9 +452,10 @@ class Importer {
       a = hi == 6.0f ? Activation::relu6 : Activation::relu;
     }
     Pending* p = fusable(n);
-    if (p == nullptr || p->activation != Activation::none)
+    if (p == nullptr)
       throw fail(n, "does not follow a Conv, Gemm or Add that feeds it alone (convlab fuses activations into those)");
-    p->activation = a;
+    // One after the other they are the tighter clamp: PyTorch exports F.relu6 as Relu, then Clip(0, 6).
+    p->activation = p->activation == Activation::relu6 || a == Activation::relu6 ? Activation::relu6 : Activation::relu;
     hand_on(n);
   }
 

@@ -7,7 +7,8 @@
 // Conv (folded into it, as for the built-in networks), Relu and Clip(0, 6) after a Conv, Gemm or
 // Add (fused into it), MaxPool and AveragePool (square, floor mode; an average counts padding),
 // GlobalAveragePool, Add of two layers (a residual), Flatten and Reshape to 2-D, Gemm (transB
-// either way), MatMul followed by Add of a bias, Identity and Dropout (inference: identity). The
+// either way), MatMul followed by Add of a bias, Identity and Dropout (inference: identity), Pad
+// of nothing (PyTorch puts one before an AveragePool). The
 // graph's single input is N x C x H x W float with C, H and W fixed (N is the batch, free: runs
 // take theirs from --batch); its first output is the network's output. Further outputs name
 // intermediate values for `validate` (tools/export_torch.py --onnx adds one per layer).
