@@ -185,6 +185,24 @@ TEST_CASE("onnx: Gemm without transB and MatMul + Add give the Gemm's linear lay
     return onnx_network(m.bytes(), tail + ".onnx");
   };
   const Network gemm = net_with("gemm"), matmul = net_with("matmul");
+  // PyTorch's F.relu6 is a Relu then a Clip(0, 6); its F.avg_pool2d puts a Pad of nothing before the pool.
+  OnnxGraph relu6(13, {-1, 2, 4, 4});
+  relu6.init("w", {3, 2, 1, 1}, {1, 2, 3, 4, 5, 6});
+  ints(relu6.node("Conv", {"input", "w"}, "c"), "kernel_shape", {1, 1});
+  relu6.node("Relu", {"c"}, "r");
+  relu6.init("lo", {}, {0.0f});
+  relu6.init("hi", {}, {6.0f});
+  relu6.node("Clip", {"r", "lo", "hi"}, "r6");
+  relu6.init_ints("nothing", {0, 0, 0, 0, 0, 0, 0, 0});
+  relu6.node("Pad", {"r6", "nothing"}, "padded");
+  onnx::NodeProto& avg = relu6.node("AveragePool", {"padded"}, "output");
+  ints(avg, "kernel_shape", {2, 2});
+  ints(avg, "strides", {2, 2});
+  relu6.output("output");
+  const Network fused = onnx_network(relu6.bytes(), "relu6.onnx");
+  REQUIRE(fused.layers().size() == 2);
+  CHECK(fused.layers()[0].epilogue.activation == Activation::relu6);
+  CHECK(fused.layers()[1].kind == LayerKind::avg_pool);
   CHECK(gemm.layers()[0].epilogue.activation == Activation::relu6);
   REQUIRE(gemm.layers().back().kind == LayerKind::linear);
   CHECK(gemm.layers().back().weight == std::vector<float>{1, 2, -1, -1, 0.5f, 3});  // [out, in]
@@ -235,6 +253,13 @@ TEST_CASE("onnx: auto_pad SAME and a free batch; what convlab cannot run is refu
   CHECK(changed([](OnnxGraph& m) {
           m.g->add_input()->set_name("second");
         }) == "m.onnx: the graph has 2 inputs; convlab runs networks of one input image tensor");
+  // Found by fuzz_onnx: a node with no input, and dimensions whose product passes int64.
+  CHECK(changed([](OnnxGraph& m) { m.g->mutable_node(2)->clear_input(); }) == "m.onnx: node 'Relu_2' (Relu): has no input");
+  CHECK(changed([](OnnxGraph& m) {
+          onnx::TensorProto* t = m.g->mutable_initializer(7);
+          t->clear_dims();
+          for (int i = 0; i < 3; ++i) t->add_dims(std::int64_t{1} << 31);
+        }) == "m.onnx: tensor 'fc_b' has over 2^31 elements");
   const std::string bytes = small_net().bytes();
   CHECK_THROWS_WITH_AS(onnx_network(bytes.substr(0, bytes.size() / 2), "cut.onnx"),
                        "cut.onnx: not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)", InputError);
