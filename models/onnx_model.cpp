@@ -331,6 +331,10 @@ class Importer {
   // Identity, Dropout, Flatten, Reshape: the output is the input's layer (convlab's layers read
   // their input flat where they need to). A pending op is emitted first: nothing fuses across.
   void alias(const onnx::NodeProto& n) {
+    if (const auto c = constants_.find(n.input(0)); c != constants_.end() && n.op_type() == "Identity") {
+      constants_[n.output(0)] = c->second;  // PyTorch's exporter hands shared initializers on so
+      return;
+    }
     layer_of(n, 0);
     values_[n.output(0)] = values_.at(n.input(0));
   }

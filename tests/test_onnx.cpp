@@ -220,6 +220,10 @@ TEST_CASE("onnx: auto_pad SAME and a free batch; what convlab cannot run is refu
   conv.mutable_attribute(0)->set_type(onnx::AttributeProto_AttributeType_STRING);
   conv.mutable_attribute(0)->set_s("SAME_UPPER");
   same.output("output");
+  // PyTorch's exporter hands shared initializers on through an Identity (torchvision's resnet18).
+  same.node("Identity", {"w"}, "w_shared");
+  same.g->mutable_node()->SwapElements(0, 1);
+  same.g->mutable_node(1)->set_input(1, "w_shared");
   const Network net = onnx_network(same.bytes(), "same.onnx");
   CHECK(net.layers()[0].conv.pad_h == 1);
   CHECK(net.output_item() == nchw(1, 2, 8, 8));
