@@ -106,6 +106,10 @@ cmake -S . -B build-fuzz -G Ninja -DCONVLAB_FUZZ=ON -DCONVLAB_CUDA=OFF -DCMAKE_C
 cmake --build build-fuzz
 for seeds in tests/fuzz/corpus/*/; do
   target=$(basename "$seeds")
+  if [[ ! -x build-fuzz/fuzz_$target ]]; then  # fuzz_onnx needs the ONNX schema (libonnx-dev)
+    echo "convlab: fuzz_$target is not built here; skipped"
+    continue
+  fi
   mkdir -p "build-fuzz/corpus/$target"
   log="build-fuzz/fuzz_$target.log"
   if ! "build-fuzz/fuzz_$target" -max_total_time="${CONVLAB_FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
