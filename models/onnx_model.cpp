@@ -361,6 +361,7 @@ class Importer {
       if (op == "Reshape") check_reshape(n);
       if (op == "Pad") check_pad(n);
       alias(n);
+      if (op == "Flatten" || op == "Reshape") flat_.insert(n.output(0));
     } else if (op == "Conv") {
       conv(n);
     } else if (op == "BatchNormalization") {
@@ -507,6 +508,10 @@ class Importer {
 
   void gemm(const onnx::NodeProto& n) {
     const int input = layer_of(n, 0);
+    const Shape in_item = item(input);
+    if (in_item.h() * in_item.w() != 1 && !flat_.contains(n.input(0)))
+      throw fail(n, "multiplies a tensor that is not [batch, features]; convlab runs Gemm and MatMul as linear "
+                    "layers (Flatten first)");
     const Constant& w = constant_input(n, 1, "weight");
     if (w.shape.size() != 2) throw fail(n, "its weight is not a matrix");
     const bool matmul = n.op_type() == "MatMul";
@@ -540,6 +545,7 @@ class Importer {
   std::map<std::string, Value> values_;
   std::vector<Pending> pending_;
   std::set<std::string> name_used_;
+  std::set<std::string> flat_;  // values a Flatten or Reshape made: [batch, features]
   std::shared_ptr<std::map<std::string, std::vector<float>>> weights_ = std::make_shared<std::map<std::string, std::vector<float>>>();
   std::optional<Network> net_;
 };

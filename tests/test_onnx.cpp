@@ -279,6 +279,12 @@ TEST_CASE("onnx: auto_pad SAME and a free batch; what convlab cannot run is refu
     m.output("output");
     return refusal(m);
   };
+  OnnxGraph batched;  // a MatMul on N x C x H x W is a batched product, not a linear layer
+  batched.init("m", {8, 2}, ramp(16, 1.0f));
+  batched.node("MatMul", {"input", "m"}, "output");
+  batched.output("output");
+  CHECK(refusal(batched) == "m.onnx: node 'MatMul_0' (MatMul): multiplies a tensor that is not [batch, features]; convlab "
+                            "runs Gemm and MatMul as linear layers (Flatten first)");
   CHECK(after_pool("Relu", {}) == "m.onnx: node 'Relu_1' (Relu): does not follow a Conv, Gemm or Add that feeds it alone "
                                   "(convlab fuses activations into those)");
   CHECK(after_pool("BatchNormalization", {"s", "b", "m", "v"}).find("does not follow a Conv that feeds it alone") !=
