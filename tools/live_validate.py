@@ -41,21 +41,30 @@ def safetensors_entries(raw):
 
 def flip_weight(src, dst, expect, layer, input_tap):
     """Copies the int8 file `src` to `dst` with one weight of `layer` negated: the negative one that
-    meets the most input (largest |w| x the mean of its input channel in the reference), so that the
-    flip raises the layer's output wherever that channel is alive. A dead channel (all zeros after
-    a ReLU) would hide any flip."""
+    meets the most input where its output is alive (-w x the mean of its input channel x the share of
+    its output channel above zero, both from the reference), so that the flip raises the layer's
+    output wherever that channel is alive. A dead channel (all zeros after a ReLU, as random
+    BatchNorm statistics can make one) would hide any flip."""
     raw = bytearray(open(src, "rb").read())
     _, shape, begin, end = safetensors_entries(raw)[f"{layer}.weight"]
     ref = open(expect, "rb").read()
-    _, x_shape, x_begin, x_end = safetensors_entries(ref)[input_tap]
-    x = struct.unpack(f"<{(x_end - x_begin) // 4}f", ref[x_begin:x_end])
-    channels, plane = x_shape[1], x_shape[2] * x_shape[3] if len(x_shape) == 4 else 1
-    mean = [0.0] * channels
-    for i, v in enumerate(x):
-        mean[i // plane % channels] += abs(v)
+    entries = safetensors_entries(ref)
+
+    def per_channel(tap, of):  # of(value) summed per channel, divided by the channel's size
+        _, x_shape, x_begin, x_end = entries[tap]
+        x = struct.unpack(f"<{(x_end - x_begin) // 4}f", ref[x_begin:x_end])
+        channels, plane = x_shape[1], x_shape[2] * x_shape[3] if len(x_shape) == 4 else 1
+        total = [0.0] * channels
+        for i, v in enumerate(x):
+            total[i // plane % channels] += of(v)
+        return [t * channels / len(x) for t in total]
+
+    mean = per_channel(input_tap, abs)
+    alive = per_channel(layer, lambda v: v > 0)
     taps = shape[2] * shape[3] if len(shape) == 4 else 1
+    per_k = len(raw[begin:end]) // shape[0]
     weights = [b - 256 if b > 127 else b for b in raw[begin:end]]
-    i = max(range(len(weights)), key=lambda j: -weights[j] * mean[j // taps % shape[1]])
+    i = max(range(len(weights)), key=lambda j: -weights[j] * mean[j // taps % shape[1]] * alive[j // per_k])
     raw[begin + i] = (-max(weights[i], -127)) & 0xFF
     open(dst, "wb").write(raw)
     return i
