@@ -18,7 +18,7 @@ Shape LayerWalk::batched(Shape item) const {
   return item;
 }
 
-void LayerWalk::run(std::size_t layer) {
+void LayerWalk::forward_layer(std::size_t layer) {
   const Layer& l = net_.layers()[layer];
   const int first = l.inputs[0];
   const Shape in_item = first == Network::kNetworkInput ? net_.input_item() : net_.layers()[static_cast<std::size_t>(first)].out_item;
@@ -28,7 +28,7 @@ void LayerWalk::run(std::size_t layer) {
 }
 
 void LayerWalk::forward() {
-  for (std::size_t i = 0; i < net_.layers().size(); ++i) run(i);
+  for (std::size_t i = 0; i < net_.layers().size(); ++i) forward_layer(i);
 }
 
 void LayerWalk::forward_timed(std::span<double> layer_ms) {
@@ -38,7 +38,7 @@ void LayerWalk::forward_timed(std::span<double> layer_ms) {
   synchronize();
   for (std::size_t i = 0; i < net_.layers().size(); ++i) {
     const Clock::time_point start = Clock::now();
-    run(i);
+    forward_layer(i);
     synchronize();
     layer_ms[i] = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }

@@ -24,6 +24,9 @@ class LayerWalk {
   // plan synchronized before the first layer and after each, so a layer's time is its own. A
   // separate entry point so that the plain forward() pays nothing for it.
   void forward_timed(std::span<double> layer_ms);
+  // Layer `layer` alone, on what its input buffers hold now: `convlab validate` puts the
+  // reference's own inputs there, so that a layer's error is its own, not its predecessors'.
+  void forward_layer(std::size_t layer);
 
   std::int64_t batch() const { return batch_; }
 
@@ -49,8 +52,6 @@ class LayerWalk {
   const Network& net_;
   const std::int64_t batch_;
 
- private:
-  void run(std::size_t layer);
 };
 
 }  // namespace convlab

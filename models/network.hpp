@@ -130,6 +130,7 @@ class NetworkPlan : public LayerWalk {
   const Tensor& input() const { return input_; }
   const Tensor& output() const { return activations_.back(); }
   const Tensor& activation(int layer) const { return activations_.at(layer); }
+  Tensor& activation(int layer) { return activations_.at(layer); }  // to feed forward_layer
   const MemoryAccount& memory() const { return memory_; }
   // The kernel id each conv layer runs, in layer order (empty for non-conv layers): cpu.auto's
   // choice, not cpu.auto, so that the per-layer profile names what ran.

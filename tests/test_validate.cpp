@@ -68,6 +68,39 @@ TEST_CASE("validate: negative control: one corrupted weight tensor fails, at the
   CHECK(v_bn.first_divergent == "avgpool");  // the first layer of the batch-3 set downstream of it
 }
 
+TEST_CASE("validate: on the CPU each layer is judged on the reference's own inputs, the chained run reported") {
+  Golden g = golden("lenet5", 1);
+  const Network net = build_from_file(*find_model("lenet5"), g.weights, "w");
+  for (float& x : g.input.tensors.at("input").values) x = -x;  // a different input than the expect file's
+  const KernelValidation v = validate_kernel(net, g.input.tensors.at("input"), g.expect, "cpu.02_direct_xsimd");
+  INFO(describe(v));
+  CHECK_FALSE(v.pass);
+  // The golden file leaves out conv1 (large): pool1, its first layer, is judged on the chained run
+  // from the input, as a layer whose inputs the file lacks is
+  REQUIRE(v.layers.size() == 7);
+  CHECK(v.first_divergent == "pool1");
+  CHECK_FALSE(v.layers[0].own_inputs);
+  CHECK(describe(v).find("FAIL *") != std::string::npos);
+  for (std::size_t i = 1; i + 1 < v.layers.size(); ++i) {  // the rest, fed from the expect file, agree
+    CAPTURE(v.layers[i].layer);
+    CHECK(v.layers[i].own_inputs);
+    CHECK(v.layers[i].pass);
+    CHECK(v.layers[i].normalised < 1e-5);
+    CHECK(v.layers[i].chained_normalised > 0.1);  // while the whole run from that input differs
+  }
+  CHECK_FALSE(v.layers.back().judged);  // the logits: judged by top-1 (fc3 was judged on its inputs)
+  CHECK(describe(v).find("each layer run on the reference's own inputs (judged)") != std::string::npos);
+
+  TensorFile logits_only = g.expect;  // nothing but the logits: they are judged on the chained run
+  std::erase_if(logits_only.tensors, [](const auto& t) { return t.first != "output"; });
+  const KernelValidation only = validate_kernel(net, golden("lenet5", 1).input.tensors.at("input"), logits_only,
+                                                "cpu.02_direct_xsimd");
+  REQUIRE(only.layers.size() == 1);
+  CHECK(only.layers[0].judged);
+  CHECK_FALSE(only.layers[0].own_inputs);
+  CHECK(only.pass);
+}
+
 TEST_CASE("validate: a kernel runs the conv layers it supports, the oracle the rest") {
   const Golden g = golden("mobilenet-tiny", 1);
   const Network net = build_from_file(*find_model("mobilenet-tiny"), g.weights, "w");

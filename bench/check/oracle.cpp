@@ -28,7 +28,7 @@ std::string differs_from_reference(const Network& net, std::int64_t batch, std::
   for (std::size_t i = 0; i < net.layers().size(); ++i) {
     const std::optional<std::span<const float>> layer = got(i);
     if (!layer) continue;  // not stored: checked through the layer that consumed it
-    const auto out = *layer, want = reference.activation(static_cast<int>(i)).span();
+    const std::span<const float> out = *layer, want = reference.activation(static_cast<int>(i)).span();
     const LayerComparison c = compare_layer(net.layers()[i].name, out, want, tolerance);
     if (c.pass) continue;
     if (std::any_of(out.begin(), out.end(), [](float v) { return !std::isfinite(v); }))

@@ -28,7 +28,12 @@ struct LayerComparison {
   // max |got - expect| in quanta of it and the share of elements a quantum or more apart; the same
   // through the whole network from the input (chained_*, reported, not judged).
   double scale = 0, max_quanta = 0, off_share = 0, chained_quanta = 0, chained_off_share = 0;
-  bool judged = true;  // int8: false when the expect file lacks the layer's inputs
+  // FP32: the normalised error through the whole network from the input (reported); the numbers
+  // above are the layer's own, on the reference's inputs, where `own_inputs`.
+  double chained_normalised = 0;
+  bool own_inputs = false;  // judged on the reference's inputs (else on the whole network's run)
+  bool judged = true;       // false when nothing judges it (int8 without the layer's inputs; the
+                            // logits, when their layer was judged on its own inputs)
   bool pass = false;
 };
 
@@ -48,7 +53,11 @@ struct KernelValidation {
   bool pass = false;
 };
 
-// Runs `net` on `input` (N x C x H x W) and compares each layer that `expect` holds. `kernel_id`
+// Runs `net` on `input` (N x C x H x W) and compares each layer that `expect` holds. On the CPU each
+// layer whose inputs `expect` holds is judged run alone on them, so that its error is its own and
+// does not grow with depth (a 50-layer network amplifies the first layers' rounding tenfold); the
+// whole network's run from the input is reported beside it, and its logits judged by top-1. GPU
+// kernels are judged on the whole network's run (their plans fuse layers). `kernel_id`
 // runs every conv layer it supports and the backend's simplest kernel the others (cpu.00_reference,
 // cuda.00_naive, metal.00_naive), so that a kernel made for one kind of layer (depthwise, 1x1) is
 // validated inside real networks too. GPU kernels run on `gpu` (the device, or the CPU emulator of
