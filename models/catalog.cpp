@@ -15,6 +15,10 @@ const ModelInfo kModels[] = {
      &build_resnet8},
     {"mobilenet-tiny", "3x32x32 -> conv 16 + five depthwise-separable blocks to 128, ReLU6, BN folded, fc 10",
      &build_mobilenet_tiny},
+    {"resnet18", "3x224x224 -> torchvision's resnet18: conv 7x7 64 s2, max-pool, eight BasicBlocks (64..512), fc 1000",
+     &build_resnet18, true},
+    {"mobilenet-v2", "3x224x224 -> torchvision's mobilenet_v2: 17 inverted residual blocks, ReLU6, 1280, fc 1000",
+     &build_mobilenet_v2, true},
 };
 }  // namespace
 

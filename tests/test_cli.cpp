@@ -18,7 +18,7 @@ using namespace convlab::test;
 
 TEST_CASE("cli: bad input exits 2 with one line naming the value and the choices") {
   const std::string quick = "run --warmup 0 --trials 1 --batch 1 ";
-  check_usage_error(quick + "--model lenet-9", "unknown model 'lenet-9' (choices: lab-cnn, lenet5, resnet8, mobilenet-tiny)");
+  check_usage_error(quick + "--model lenet-9", "unknown model 'lenet-9' (choices: lab-cnn, lenet5, resnet8, mobilenet-tiny, resnet18, mobilenet-v2)");
   check_usage_error(quick + "--backend tpu", "unknown backend 'tpu' (choices: cpu, cuda, metal)");
   check_usage_error(quick + "--kernel cpu.99_magic", "unknown kernel 'cpu.99_magic' (choices: cpu.00_reference");
   check_usage_error("run --batch 0", "--batch: '0' is not a positive integer");

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "bench/harness/conv_bench.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
+#include "models/catalog.hpp"
 
 using namespace convlab;
 
@@ -30,6 +32,25 @@ TEST_CASE("conv bench: the shipped problem sets parse") {
     const auto problems = read_problems(std::string(CONVLAB_SOURCE_DIR) + "/bench/problems/" + file);
     CHECK(problems.size() >= 2);
     for (const auto& np : problems) CHECK(!np.role.empty());
+  }
+}
+
+TEST_CASE("conv bench: networks.txt holds every conv layer's shape of every built-in network") {
+  const auto listed = read_problems(std::string(CONVLAB_SOURCE_DIR) + "/bench/problems/networks.txt");
+  const auto geometry = [](ConvProblem p) {
+    p.name.clear();
+    return to_string(p);
+  };
+  std::set<std::string> shapes;
+  for (const auto& np : listed) shapes.insert(geometry(np.problem));
+  for (const ModelInfo& m : all_models()) {
+    const Network net = m.build(seeded_weights(1));
+    for (const Layer& l : net.layers()) {
+      if (l.kind != LayerKind::conv) continue;
+      CAPTURE(m.name);
+      CAPTURE(l.name);
+      CHECK(shapes.contains(geometry(l.conv.with_batch(1))));
+    }
   }
 }
 

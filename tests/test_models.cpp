@@ -77,11 +77,49 @@ TEST_CASE("models: mobilenet-tiny has depthwise-separable blocks with ReLU6") {
     CHECK_MESSAGE(set.contains(n), n);
 }
 
+TEST_CASE("models: resnet18 and mobilenet-v2 ask for torchvision's state_dict, name for name") {
+  // torchvision's resnet18() / mobilenet_v2() state_dicts hold 122 / 314 tensors, of which 20 / 52
+  // are BatchNorm's num_batches_tracked (inference ignores it); their parameter counts,
+  // 11689512 / 3504872, hold BatchNorm's weight and bias, which fold into one bias per channel:
+  // 4800 / 17056 fewer here.
+  struct Expected { const char* model; std::size_t names; std::int64_t parameters; std::vector<const char*> some; };
+  const Expected expected[] = {
+      {"resnet18", 102, 11689512 - 4800,
+       {"conv1.weight", "bn1.running_var", "layer1.1.bn2.weight", "layer2.0.downsample.0.weight",
+        "layer4.1.conv2.weight", "layer4.0.downsample.1.running_mean", "fc.weight", "fc.bias"}},
+      {"mobilenet-v2", 262, 3504872 - 17056,
+       {"features.0.0.weight", "features.0.1.running_mean", "features.1.conv.0.0.weight", "features.1.conv.1.weight",
+        "features.1.conv.2.running_var", "features.2.conv.0.0.weight", "features.2.conv.3.bias",
+        "features.17.conv.1.0.weight", "features.18.0.weight", "features.18.1.bias", "classifier.1.weight"}},
+  };
+  for (const Expected& e : expected) {
+    CAPTURE(e.model);
+    const std::vector<std::string> names = names_asked(*find_model(e.model));
+    const std::set<std::string> set(names.begin(), names.end());
+    CHECK(names.size() == e.names);
+    CHECK(set.size() == e.names);
+    for (const char* n : e.some) CHECK_MESSAGE(set.contains(n), n);
+    const Network net = find_model(e.model)->build(seeded_weights(1));
+    CHECK(net.parameter_count() == e.parameters);
+    CHECK(net.input_item() == nchw(1, 3, 224, 224));
+    CHECK(net.output_item() == nchw(1, 1000, 1, 1));
+  }
+  const Network resnet = build_resnet18(seeded_weights(1));
+  CHECK(layer(resnet, "maxpool").out_item == nchw(1, 64, 56, 56));
+  CHECK(layer(resnet, "layer4.1").out_item == nchw(1, 512, 7, 7));
+  const Network mobilenet = build_mobilenet_v2(seeded_weights(1));
+  CHECK(layer(mobilenet, "features.3").kind == LayerKind::add);        // 24 -> 24, stride 1: residual
+  CHECK(layer(mobilenet, "features.4.conv.2").kind == LayerKind::conv);  // 24 -> 32: none
+  CHECK(layer(mobilenet, "features.4.conv.1.0").conv.is_depthwise());
+  CHECK(layer(mobilenet, "features.17.conv.2").out_item == nchw(1, 320, 7, 7));
+}
+
 TEST_CASE("models: every network runs, with live activations, under seeded weights") {
   for (const ModelInfo& m : all_models()) {
     CAPTURE(m.name);
     const Network net = m.build(seeded_weights(4));
-    NetworkPlan plan(net, 2, {});
+    // the reference kernel's loops would take long on 2 GFLOP per item; any kernel shows liveness
+    NetworkPlan plan(net, 2, {.default_kernel = m.imagenet_size ? "cpu.01_im2col_eigen" : "cpu.00_reference"});
     fill_uniform(plan.input().span(), 4, 0);
     plan.forward();
     // He-normal weights keep the logits alive: they differ between items and are not tiny

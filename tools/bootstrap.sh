@@ -22,9 +22,10 @@ packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctes
           libdnnl-dev   # oneDNN: the onednn.conv baseline every kernel is compared with
           libstb-dev    # stb_image: decodes the end-to-end pipeline's images
           libonnx-dev libprotobuf-dev)  # the ONNX schema: --model path/to/model.onnx
-# numpy recomputes the reported percentiles; torch makes fresh references for the live check;
+# numpy recomputes the reported percentiles; torch makes fresh references for the live check
+# (torchvision: the ImageNet-size twins, resnet18 and mobilenet-v2);
 # clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) build the fuzz targets.
-[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch clang libclang-rt-14-dev)
+[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch python3-torchvision clang libclang-rt-14-dev)
 # On x86: Debian's ARM64 cross compiler, qemu to run its binaries, and the ARM64 libfmt beside the
 # host's (multiarch). Every other dependency is header-only; oneDNN for arm64 does not install
 # beside the host's, so that build has no onednn.conv.

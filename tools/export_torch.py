@@ -44,7 +44,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_quantize  # noqa: E402
-from torch_models import MODELS, init_reference_weights  # noqa: E402
+from torch_models import LAB_MODELS, MODELS, init_reference_weights  # noqa: E402
 
 DTYPES = {torch.float32: "F32", torch.float16: "F16", torch.float64: "F64", torch.int64: "I64", torch.int32: "I32",
           torch.int8: "I8"}
@@ -120,6 +120,8 @@ def main():
         ap.error("--quantize runs on the CPU (PyTorch's quantised engines); leave out --device")
     if a.onnx and a.quantize:
         ap.error("--onnx exports the FP32 model; leave out --quantize")
+    if a.quantize and a.model not in LAB_MODELS:
+        ap.error(f"--quantize: PyTorch's int8 recipe here covers {', '.join(LAB_MODELS)}; {a.model} is FP32 only")
 
     torch.set_grad_enabled(False)
     if a.device != "cpu":  # PyTorch lets cuDNN convolutions and matmuls use TF32 by default
@@ -148,6 +150,11 @@ def main():
         write_safetensors(os.path.join(a.out, "quantized.safetensors"), torch_quantize.interchange_tensors(model), meta)
     taps = {}
     logits = model(x.to(a.device), taps).cpu()
+    if hasattr(model, "torchvision_forward"):  # the written-out forward must be torchvision's
+        theirs = model.torchvision_forward(x.to(a.device)).cpu()
+        if not torch.equal(theirs, logits):
+            sys.exit(f"{a.model}: the twin's forward differs from torchvision's by up to "
+                     f"{(theirs - logits).abs().max().item():.3e}; fix tools/torchvision_twins.py")
     taps = {k: v.cpu() for k, v in taps.items()}
     if a.max_tap_elems > 0:
         taps = {k: v for k, v in taps.items() if v.numel() <= a.max_tap_elems}

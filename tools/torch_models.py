@@ -6,7 +6,10 @@ of every convlab layer into `taps`, keyed by convlab's layer name: a conv layer'
 after its BatchNorm and activation, because convlab folds BatchNorm into the conv and fuses the
 activation into the conv's epilogue.
 
-The same modules are PyTorch eager-mode quantisable (export_torch.py --quantize int8): activations
+resnet18 and mobilenet-v2 are torchvision's own classes (tools/torchvision_twins.py: their forward()
+written out with taps, checked against torchvision's by export_torch.py), FP32 only.
+
+The four lab modules are PyTorch eager-mode quantisable (export_torch.py --quantize int8): activations
 are modules (fusable), the input and output pass QuantStub / DeQuantStub (identities until
 converted) and a residual add is a FloatFunctional named `add_relu`, as in torchvision's quantizable
 ResNet. None of these holds a parameter, so the FP32 state_dict is unchanged. `fusion` lists the
@@ -14,6 +17,7 @@ module groups torch.ao.quantization.fuse_modules folds (conv + BatchNorm [+ ReLU
 fusable and stays a quantised ReLU6, which keeps the conv's output quantisation).
 """
 import math
+import sys
 
 import torch
 from torch import nn
@@ -171,7 +175,21 @@ class MobileNetTiny(_Stubs):
         return self.dequant(_tap(taps, "classifier", self.classifier(torch.flatten(x, 1))))
 
 
-MODELS = {"lab-cnn": LabCnn, "lenet5": LeNet5, "resnet8": ResNet8, "mobilenet-tiny": MobileNetTiny}
+def _torchvision_twin(class_name):
+    """The twin's constructor, importing torchvision (python3-torchvision) only when it is built."""
+    def build():
+        try:
+            import torchvision_twins
+        except ImportError as e:
+            sys.exit(f"{class_name} is torchvision's architecture: install python3-torchvision ({e})")
+        return getattr(torchvision_twins, class_name)()
+    return build
+
+
+# The lab's four networks (32x32, quantisable) and the two ImageNet-size ones (torchvision's, FP32).
+LAB_MODELS = {"lab-cnn": LabCnn, "lenet5": LeNet5, "resnet8": ResNet8, "mobilenet-tiny": MobileNetTiny}
+IMAGENET_MODELS = {"resnet18": _torchvision_twin("ResNet18"), "mobilenet-v2": _torchvision_twin("MobileNetV2")}
+MODELS = {**LAB_MODELS, **IMAGENET_MODELS}
 
 
 @torch.no_grad()

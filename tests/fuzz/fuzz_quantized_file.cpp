@@ -16,7 +16,8 @@ namespace {
 const std::vector<convlab::Network>& networks() {
   static const std::vector<convlab::Network> nets = [] {
     std::vector<convlab::Network> v;
-    for (const convlab::ModelInfo& m : convlab::all_models()) v.push_back(m.build(convlab::seeded_weights(1)));
+    for (const convlab::ModelInfo& m : convlab::all_models())
+      if (!m.imagenet_size) v.push_back(m.build(convlab::seeded_weights(1)));
     return v;
   }();
   return nets;
