@@ -43,7 +43,7 @@ except ImportError:  # the python3 first on PATH may not be Debian's, the one wi
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_quantize  # noqa: E402
 from export_torch import write_safetensors  # noqa: E402
-from torch_models import MODELS, init_reference_weights  # noqa: E402
+from torch_models import IMAGENET_MODELS, LAB_MODELS, MODELS, init_reference_weights  # noqa: E402
 
 
 def torch_median_ms(model, batch, trials, engine=None):
@@ -76,7 +76,8 @@ def convlab_medians_ms(a, model, weights, batch, out):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--convlab", default="build/convlab")
-    ap.add_argument("--models", default="all", help="comma-separated, or all (the four reference networks)")
+    ap.add_argument("--models", default="all", help="comma-separated, all (the four lab networks) or imagenet "
+                                                     "(resnet18, mobilenet-v2; FP32)")
     ap.add_argument("--batches", default="1,32")
     ap.add_argument("--kernels", help="convlab's candidates for \"ours\" (each must run every layer); default cpu.auto, "
                                       "int8: cpu.21_int8_direct_madd")
@@ -94,10 +95,13 @@ def main():
         if e not in torch.backends.quantized.supported_engines:
             ap.error(f"--engines: this PyTorch has no quantised engine '{e}' "
                      f"(it has {', '.join(torch.backends.quantized.supported_engines)})")
-    models = sorted(MODELS) if a.models == "all" else a.models.split(",")
+    groups = {"all": list(LAB_MODELS), "imagenet": list(IMAGENET_MODELS)}
+    models = groups[a.models] if a.models in groups else a.models.split(",")
     for m in models:
         if m not in MODELS:
-            ap.error(f"--models: unknown model '{m}' (choices: {', '.join(sorted(MODELS))}, all)")
+            ap.error(f"--models: unknown model '{m}' (choices: {', '.join(MODELS)}, all, imagenet)")
+        if a.precision == "int8" and m not in LAB_MODELS:
+            ap.error(f"--models: {m} is FP32 only here (PyTorch's int8 recipe covers {', '.join(LAB_MODELS)})")
     batches = [int(b) for b in a.batches.split(",")]
     if a.rounds < 1 or a.trials < 1 or a.threads < 1 or min(batches) < 1:
         ap.error("--rounds, --trials, --threads and --batches must be positive")
