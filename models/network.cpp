@@ -172,6 +172,17 @@ std::int64_t Network::parameter_count() const {
   return total;
 }
 
+Network::Work Network::layer_work(std::size_t index, std::int64_t batch, int element_bytes) const {
+  const Layer& l = layers_.at(index);
+  double elems = static_cast<double>(l.out_item.item_elems());
+  for (const int input : l.inputs) elems += static_cast<double>(item_shape(input).item_elems());
+  const double n = static_cast<double>(batch), weights = static_cast<double>(l.weight.size());
+  Work w{.bytes = (n * elems + weights) * element_bytes + 4.0 * static_cast<double>(l.bias.size())};
+  if (l.kind == LayerKind::conv) w.flops = n * l.conv.flops();
+  if (l.kind == LayerKind::linear) w.flops = n * 2.0 * weights;
+  return w;
+}
+
 double Network::flops_per_item() const {
   double total = 0;
   for (const Layer& l : layers_) {

@@ -79,6 +79,13 @@ class Network {
   Shape output_item() const { return layers_.empty() ? input_item_ : layers_.back().out_item; }
   std::int64_t parameter_count() const;
   double flops_per_item() const;  // convolutions and linear layers, 2 FLOPs per multiply-add
+  // Layer `index`'s minimum work and memory traffic at `batch`, a roofline's coordinates: FLOPs as
+  // flops_per_item counts them (0 for pools and adds), and the bytes of its inputs, weights and
+  // output each crossing memory once, `element_bytes` per activation and weight element (4 FP32,
+  // 1 int8) and 4 per bias. What a kernel really moves is more (reordering, re-reads past the
+  // caches): the minimum is what the roofline's bound is computed from.
+  struct Work { double flops = 0, bytes = 0; };
+  Work layer_work(std::size_t index, std::int64_t batch, int element_bytes) const;
 
  private:
   Shape item_shape(int input) const;

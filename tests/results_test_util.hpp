@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/harness/peak.hpp"
 #include "bench/report/results.hpp"
 
 namespace convlab::test {
@@ -27,11 +28,12 @@ inline std::vector<double> spread_samples(double center, double spread, int coun
   return v;
 }
 
-inline std::string results_text(const std::vector<Result>& results) {
+// `peak`: the measured peak the document carries (none by default).
+inline std::string results_text(const std::vector<Result>& results, const Peak* peak = nullptr) {
   Environment env;
   env.cpu_model = "Test CPU";
   env.threads = 2;
-  return results_document(env, nullptr, results).dump(1);
+  return results_document(env, peak, results).dump(1);
 }
 
 inline std::string write_results(const std::filesystem::path& path, const std::vector<Result>& results) {

@@ -127,6 +127,12 @@ TEST_CASE("cli run: --per-layer prints each layer's median and share, and writes
   for (const auto& l : layers) share += l["share"].get<double>();
   CHECK(share == doctest::Approx(1.0));
   CHECK(layers[0]["kernel"] == "cpu.00_reference");
+  // the roofline's coordinates: features.0.0, 3 -> 16 3x3 on 32x32: 2 x 16 x 1024 x 27 FLOPs;
+  // (3 + 16) x 1024 activations + 432 weights, 4 bytes each, + 16 biases
+  CHECK(layers[0]["flops"] == 2.0 * 16 * 1024 * 27);
+  CHECK(layers[0]["bytes"] == (19.0 * 1024 + 432) * 4 + 16 * 4);
+  CHECK(o.out.find("read bandwidth") != std::string::npos);  // the memory roof, measured for it
+  CHECK(nlohmann::json::parse(slurp(json))["context"]["peak"]["read_gbs"].get<double>() > 0);
 }
 
 TEST_CASE("cli validate: tools/export_torch.py finds the Python that has torch, or says which one lacks it") {

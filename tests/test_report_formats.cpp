@@ -18,15 +18,20 @@ std::vector<ResultsFile> sample_files() {
       r.peak_gflops = 200;
       rows.push_back(r);
     }
-  rows.back().layer_times = {{"conv1", LayerKind::conv, "cpu.02_direct_xsimd", 0.3, 0.4},
-                             {"fc", LayerKind::linear, "", 0.45, 0.6}};
+  // conv1: 60 MFLOP over 1.5 MB (40 FLOP/B) in 0.3 ms = 200 GFLOP/s, under the 400 GFLOP/s roof
+  // (10 GB/s x 40 = 400 = the compute roof: the ridge); fc: 9 MFLOP over 4.5 MB (2 FLOP/B) in 0.45 ms
+  // = 20 GFLOP/s, memory-bound under 10 x 2 = 20 GFLOP/s
+  rows.back().layer_times = {{"conv1", LayerKind::conv, "cpu.02_direct_xsimd", 0.3, 0.4, 60e6, 1.5e6},
+                             {"fc", LayerKind::linear, "", 0.45, 0.6, 9e6, 4.5e6},
+                             {"pool", LayerKind::max_pool, "", 0.01, 0.0, 0, 1e6}};
   rows.push_back(test::stored_result("cuda.auto", 1, test::spread_samples(0.2, 0.05, 30), "graph"));
   rows.back().measurement.device_samples_ms = test::spread_samples(0.15, 0.05, 30);
   rows.back().device_latency = summarize(rows.back().measurement.device_samples_ms);
   Result oom{.model = "lab-cnn", .backend = "cpu", .kernel = "cpu.00_reference", .batch = 4096,
              .status = ResultStatus::out_of_memory, .error = "out of memory at batch 4096"};
   rows.push_back(oom);
-  return {parse_results(test::results_text(rows), "run.json")};
+  Peak peak{.threads = 2, .gflops_all = 400, .read_gbs = 10};
+  return {parse_results(test::results_text(rows, &peak), "run.json")};
 }
 std::size_t occurrences(const std::string& s, const std::string& what) {
   std::size_t n = 0;
@@ -50,6 +55,31 @@ TEST_CASE("report_formats: the HTML page is self-contained, with every section a
   CHECK(html.find("batch 1 device") != std::string::npos);  // the device clock's CDF
   CHECK(occurrences(html, "<svg") == occurrences(html, "</svg>"));
   CHECK(occurrences(html, "<svg") >= 10);
+  CHECK(html.find("<h2>Per-layer roofline</h2>") != std::string::npos);
+  CHECK(html.find("lab-cnn fp32: per-layer roofline") != std::string::npos);
+  CHECK(html.find("roof: 10.0 GB/s read x intensity, up to 400.0 GFLOP/s (FMA peak)") != std::string::npos);
+}
+
+TEST_CASE("report_formats: the roofline bound is the lower roof, and needs FLOPs and both roofs") {
+  const LayerTime conv{.layer = "c", .kind = LayerKind::conv, .median_ms = 1, .flops = 100e6, .bytes = 1e6};
+  const auto compute = roofline_point(conv, 50, 10);  // 100 FLOP/B x 10 GB/s = 1000 > 50: compute-bound
+  REQUIRE(compute);
+  CHECK_FALSE(compute->memory_bound);
+  CHECK(compute->roof_gflops == doctest::Approx(50));
+  CHECK(compute->percent_of_roof == doctest::Approx(200));  // 100 GFLOP/s: Winograd's effective rate can pass it
+  const auto memory = roofline_point(conv, 5000, 10);
+  REQUIRE(memory);
+  CHECK(memory->memory_bound);
+  CHECK(memory->roof_gflops == doctest::Approx(1000));
+  CHECK(memory->percent_of_roof == doctest::Approx(10));
+  CHECK_FALSE(roofline_point(conv, 50, 0));  // no bandwidth measured
+  CHECK_FALSE(roofline_point({.layer = "p", .kind = LayerKind::max_pool, .median_ms = 1, .bytes = 1e6}, 50, 10));
+
+  std::vector<ResultsFile> files = sample_files();  // a file without the bandwidth: no roofline, said so
+  files[0].context["peak"].erase("read_gbs");
+  CHECK(html_report(files).find("No roofline: it needs") != std::string::npos);
+  CHECK(markdown_report(files).find("| conv1 | conv | cpu.02_direct_xsimd | 0.3000 | 40.0% | 40.00 | 200.0 | - | - |") !=
+        std::string::npos);
 }
 
 TEST_CASE("report_formats: Markdown has a row per measured result and the per-layer table") {
@@ -57,7 +87,11 @@ TEST_CASE("report_formats: Markdown has a row per measured result and the per-la
   CHECK(occurrences(md, "| lab-cnn cpu.") == 6);
   CHECK(md.find("| lab-cnn cuda.auto graph | 1 |") != std::string::npos);
   CHECK(md.find("### Per layer: lab-cnn cpu.02_direct_xsimd at batch 32") != std::string::npos);
-  CHECK(md.find("| conv1 | conv | cpu.02_direct_xsimd |") != std::string::npos);
+  CHECK(md.find("| conv1 | conv | cpu.02_direct_xsimd | 0.3000 | 40.0% | 40.00 | 200.0 | compute | 50.0% |") !=
+        std::string::npos);
+  CHECK(md.find("| fc | linear | - | 0.4500 | 60.0% | 2.00 | 20.0 | memory | 100.0% |") != std::string::npos);
+  CHECK(md.find("| pool | max_pool | - | 0.0100 | 0.0% | - | - | - | - |") != std::string::npos);
+  CHECK(md.find("the roof is min(400.0 GFLOP/s, 10.0 GB/s x intensity)") != std::string::npos);
   CHECK(md.find("out_of_memory") != std::string::npos);
 }
 

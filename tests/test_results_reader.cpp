@@ -31,7 +31,7 @@ TEST_CASE("results_reader: what results_document writes reads back, the figures 
   Result r = test::stored_result("cpu.auto", 8, test::spread_samples(3.0, 0.1, 40), "eager");
   r.measurement.device_samples_ms = test::spread_samples(2.5, 0.1, 40);
   r.device_latency = summarize(r.measurement.device_samples_ms);
-  r.layer_times = {{"conv1", LayerKind::conv, "cpu.auto", 0.5, 0.25}, {"fc", LayerKind::linear, "", 1.5, 0.75}};
+  r.layer_times = {{"conv1", LayerKind::conv, "cpu.auto", 0.5, 0.25, 3e6, 2e5}, {"fc", LayerKind::linear, "", 1.5, 0.75}};
   const ResultsFile f = parse_results(test::results_text({r}), "x.json");
   REQUIRE(f.results.size() == 1);
   const Result& back = f.results[0];
@@ -42,6 +42,8 @@ TEST_CASE("results_reader: what results_document writes reads back, the figures 
   CHECK(back.gflops() == doctest::Approx(r.gflops()));
   REQUIRE(back.layer_times.size() == 2);
   CHECK(back.layer_times[1].kind == LayerKind::linear);
+  CHECK(back.layer_times[0].flops == 3e6);
+  CHECK(back.layer_times[0].bytes == 2e5);
   CHECK(f.context["cpu_model"] == "Test CPU");
   CHECK(row_label(back) == "lab-cnn cpu.auto eager batch 8");
 }

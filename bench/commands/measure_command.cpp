@@ -151,6 +151,13 @@ int finish_measuring(const std::string& json, const std::string& csv, const Envi
                "          machine was busier then, and the % of peak above is up to {:.0f}% too high\n",
                peak.gflops_all_after, 100 * excess, peak.gflops_all, 100 * excess);
   print_flag_legend(results);
+  // The per-layer roofline's memory roof; measured after the rows, so that its arrays never count
+  // in a row's resident memory
+  if (peak.read_gbs == 0 && std::ranges::any_of(results, [](const Result& r) { return !r.layer_times.empty(); })) {
+    measure_bandwidth(peak);
+    fmt::print("peak:     {:.1f} GB/s read bandwidth on {} (the per-layer roofline's memory roof)\n", peak.read_gbs,
+               count_of(peak.threads, "thread"));
+  }
   const bool complete = !interrupted();
   const std::string note = fmt::format("interrupted by SIGINT: only the {} finished {} written",
                                         count_of(static_cast<std::int64_t>(results.size()), "result"),

@@ -86,6 +86,8 @@ double best_fma_gflops(int threads, int repetitions, long iterations) {
   return best;
 }
 
+}  // namespace
+
 void measure_bandwidth(Peak& peak) {
   const std::int64_t n = (256 << 20) / sizeof(float);  // a multiple of two SIMD widths
   auto a = aligned_floats(n), b = aligned_floats(n), c = aligned_floats(n);
@@ -118,6 +120,8 @@ void measure_bandwidth(Peak& peak) {
     if (sum < 0) peak.read_gbs = 0;  // keeps the sum alive; never true
   }
 }
+
+namespace {
 
 template <int kKBlocks>
 TileRun tile_run(int threads, long calls) {

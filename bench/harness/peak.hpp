@@ -40,6 +40,8 @@ std::vector<std::string> peak_warnings(const Peak& peak, double busy_before, dou
 // quick: about 0.1 s (FMA only, for the % of peak beside results); full: about 5 s, with the
 // register tiles' ceilings and bandwidth.
 Peak measure_peak(bool quick);
+// Fills peak's read and triad bandwidth (all threads; three 256 MiB arrays, about a second).
+void measure_bandwidth(Peak& peak);
 // Fills peak's int8 figures (its `threads` set): best of `repetitions`, `iterations` rounds each.
 void measure_int8_peak(Peak& peak, long iterations, int repetitions);
 nlohmann::json to_json(const Peak& peak);

@@ -5,6 +5,7 @@
 // batch 1 and which at batch 32.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,23 @@ struct LayerTime {
   std::string kernel;   // conv layers: the kernel that ran it
   double median_ms = 0;
   double share = 0;     // median_ms / the sum of every layer's median
+  // The roofline's coordinates at the row's batch (Network::layer_work): FLOPs (0 for pools and
+  // adds) and the minimum bytes moved. Files from before they were recorded read 0.
+  double flops = 0, bytes = 0;
+  double gflops() const { return median_ms > 0 ? flops / (median_ms * 1e6) : 0; }
+  double intensity() const { return bytes > 0 ? flops / bytes : 0; }  // FLOP per byte
 };
+
+// Where a layer sits under the roofs of a machine's measured peak (`convlab peak`): the compute
+// roof (FMA, or the int8 dot product for int8 rows) and the memory roof (read bandwidth x
+// intensity). The bound is the lower of the two; empty when the layer has no FLOPs or a roof is
+// not measured.
+struct RooflinePoint {
+  double roof_gflops = 0;   // min(compute roof, bandwidth x intensity)
+  bool memory_bound = false;
+  double percent_of_roof = 0;
+};
+std::optional<RooflinePoint> roofline_point(const LayerTime& t, double compute_gflops, double read_gbs);
 
 // Either plan: each has forward_timed (GpuNetworkPlan's synchronises after each layer) and
 // kernel_ids (the kernel of each conv layer).

@@ -130,6 +130,53 @@ std::string per_layer(const std::vector<RowGroup>& groups) {
   return s;
 }
 
+// Per file, subject and precision: a log-log roofline, one point per conv or linear layer for each
+// kernel x batch row, under the roofs of that file's measured peak.
+std::string rooflines(const std::vector<ResultsFile>& files, const std::vector<RowGroup>& groups) {
+  struct Chart {
+    Roofs roofs;
+    std::vector<svg::Series> series;
+    double lo = 1e300, hi = 0;
+  };
+  std::map<std::tuple<std::size_t, std::string, std::string>, Chart> charts;
+  for (const RowGroup& g : groups)
+    for (const Result* r : g.rows) {
+      const Roofs roofs = roofs_of(files[g.file], *r);
+      if (r->layer_times.empty() || !roofs.known()) continue;
+      Chart& c = charts[{g.file, g.subject, std::string(to_string(r->precision))}];
+      c.roofs = roofs;
+      svg::Series se{.name = fmt::format("{} b{}", g.series, r->batch), .line = false};
+      se.color = c.series.size() + 1;
+      for (const LayerTime& t : r->layer_times) {
+        if (!roofline_point(t, roofs.compute_gflops, roofs.read_gbs)) continue;
+        se.x.push_back(t.intensity());
+        se.y.push_back(t.gflops());
+        se.point_labels.push_back(t.layer);
+        c.lo = std::min(c.lo, t.intensity()), c.hi = std::max(c.hi, t.intensity());
+      }
+      if (!se.x.empty()) c.series.push_back(std::move(se));
+    }
+  std::string s;
+  for (auto& [key, c] : charts) {
+    if (c.series.empty()) continue;
+    const auto& [file, subject, precision] = key;
+    const double ridge = c.roofs.compute_gflops / c.roofs.read_gbs;  // FLOP/B where the roofs meet
+    const double lo = std::min(c.lo, ridge) / 2, hi = std::max(c.hi, ridge) * 2;
+    svg::Series roof{.name = fmt::format("roof: {:.1f} GB/s read x intensity, up to {:.1f} G{}/s ({})", c.roofs.read_gbs,
+                                         c.roofs.compute_gflops, precision == "int8" ? "OP" : "FLOP",
+                                         precision == "int8" ? "int8 dot product" : "FMA peak"),
+                     .x = {lo, ridge, hi}, .y = {c.roofs.read_gbs * lo, c.roofs.compute_gflops, c.roofs.compute_gflops},
+                     .points = false, .dashed = true, .color = 0};
+    c.series.insert(c.series.begin(), std::move(roof));
+    s += svg::line_chart({.title = fmt::format("{} {}{}: per-layer roofline", subject, precision,
+                                               files.size() > 1 ? fmt::format(" [{}]", file + 1) : ""),
+                          .x = {"arithmetic intensity, FLOP per byte (minimum traffic)", true},
+                          .y = {precision == "int8" ? "achieved GOP/s" : "achieved GFLOP/s", true},
+                          .series = std::move(c.series), .width = 900, .height = 460});
+  }
+  return s;
+}
+
 // Per subject, batch and mode: GFLOP/s of each kernel, with % of the measured peak when known.
 std::string kernel_bars(const std::vector<RowGroup>& groups) {
   std::map<std::tuple<std::string, std::string, std::int64_t>, std::vector<svg::Bar>> charts;
@@ -198,6 +245,17 @@ std::string html_report(const std::vector<ResultsFile>& files) {
   s += "</div>\n<h2>Per-layer breakdown</h2>\n";
   const std::string layers = per_layer(groups);
   s += layers.empty() ? "<p class=\"note\">No per-layer times: run with <code>convlab run … --per-layer</code>.</p>\n" : layers;
+  s += "<h2>Per-layer roofline</h2>\n";
+  const std::string roofs = rooflines(files, groups);
+  s += roofs.empty() ? "<p class=\"note\">No roofline: it needs <code>convlab run … --per-layer</code> on the CPU (which "
+                       "measures the read bandwidth for it).</p>\n"
+                     : "<p class=\"note\">Each point is one conv or linear layer of one kernel and batch: its FLOPs over "
+                       "the minimum bytes it must move (inputs, weights and output once each) against the rate it "
+                       "achieved. Under the slanted roof a layer is memory-bound (its bytes take longer than its FLOPs "
+                       "at peak), under the flat one compute-bound; the distance to the roof is what a better kernel "
+                       "could win. The roofs are the FMA peak and read bandwidth measured in that run; the Markdown "
+                       "report has the same numbers as a table. Winograd rows count the direct FLOPs, so can pass "
+                       "the compute roof.</p>\n" + roofs;
   s += "<h2>Kernel comparison</h2>\n" + kernel_bars(groups);
 
   s += "<h2>Environment</h2>\n<div class=\"row\">";

@@ -25,6 +25,15 @@ std::vector<RowGroup> group_rows(const std::vector<ResultsFile>& files);
 // The summary table, shared by the HTML and Markdown reports; `device`: add the device-clock p50.
 std::vector<std::string> summary_header(bool device);
 std::vector<std::string> summary_cells(const RowGroup& group, const Result& r, bool device);
+// The roofs a CPU row's per-layer roofline sits under, from its file's measured peak: the compute
+// roof (all-threads FMA, or the int8 dot product for int8 rows) and the read bandwidth; 0 where not
+// measured, and for GPU rows (the peak is the host's).
+struct Roofs {
+  double compute_gflops = 0, read_gbs = 0;
+  bool known() const { return compute_gflops > 0 && read_gbs > 0; }
+};
+Roofs roofs_of(const ResultsFile& file, const Result& r);
+
 // A file's context flattened to (key, value) lines: "libraries.eigen" -> "3.4.0".
 std::vector<std::pair<std::string, std::string>> context_lines(const nlohmann::json& context);
 

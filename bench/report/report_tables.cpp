@@ -56,6 +56,16 @@ std::vector<std::string> summary_cells(const RowGroup& g, const Result& r, bool 
   return c;
 }
 
+Roofs roofs_of(const ResultsFile& file, const Result& r) {
+  if (r.backend != "cpu" || !file.context.contains("peak") || !file.context["peak"].is_object()) return {};
+  const nlohmann::json& peak = file.context["peak"];
+  const auto number = [&peak](const char* name) {
+    return peak.contains(name) && peak[name].is_number() ? peak[name].get<double>() : 0.0;
+  };
+  return {number(r.precision == Precision::int8 ? "int8_gops_all_threads" : "fma_gflops_all_threads"),
+          number("read_gbs")};
+}
+
 namespace {
 // A context value as a reader wants it: text as is, measured figures to 4 significant digits
 // (117.5, not 117.54892132028255: the file keeps every digit).
@@ -106,10 +116,22 @@ std::string markdown_report(const std::vector<ResultsFile>& files) {
     for (const Result* r : g.rows) {
       if (r->layer_times.empty()) continue;
       s += fmt::format("\n### Per layer: {} at batch {}\n\n", g.label, r->batch);
-      s += md_row({"layer", "kind", "kernel", "p50 ms", "share"}) + md_row({"---", "---", "---", "---:", "---:"});
-      for (const LayerTime& t : r->layer_times)
+      const Roofs roofs = roofs_of(files[g.file], *r);
+      if (roofs.known())
+        s += fmt::format("Roofline: intensity = FLOPs / minimum bytes moved (inputs, weights, output once each); the "
+                         "roof is min({:.1f} GFLOP/s, {:.1f} GB/s x intensity), from the peak measured in that run.\n\n",
+                         roofs.compute_gflops, roofs.read_gbs);
+      s += md_row({"layer", "kind", "kernel", "p50 ms", "share", "FLOP/B", "GFLOP/s", "bound", "% of roof"}) +
+           md_row({"---", "---", "---", "---:", "---:", "---:", "---:", "---", "---:"});
+      for (const LayerTime& t : r->layer_times) {
+        const auto point = roofline_point(t, roofs.compute_gflops, roofs.read_gbs);
         s += md_row({t.layer, std::string(to_string(t.kind)), t.kernel.empty() ? "-" : t.kernel,
-                     fmt::format("{:.4f}", t.median_ms), fmt::format("{:.1f}%", 100 * t.share)});
+                     fmt::format("{:.4f}", t.median_ms), fmt::format("{:.1f}%", 100 * t.share),
+                     t.flops > 0 && t.bytes > 0 ? fmt::format("{:.2f}", t.intensity()) : "-",
+                     t.flops > 0 ? fmt::format("{:.1f}", t.gflops()) : "-",
+                     point ? (point->memory_bound ? "memory" : "compute") : "-",
+                     point ? fmt::format("{:.1f}%", point->percent_of_roof) : "-"});
+      }
     }
   std::string failed;
   for (const ResultsFile& file : files)

@@ -167,7 +167,7 @@ nlohmann::json to_json(const Result& r) {
   }
   for (const LayerTime& t : r.layer_times)  // only with --per-layer
     j["per_layer"].push_back({{"layer", t.layer}, {"kind", to_string(t.kind)}, {"kernel", t.kernel},
-                              {"p50_ms", t.median_ms}, {"share", t.share}});
+                              {"p50_ms", t.median_ms}, {"share", t.share}, {"flops", t.flops}, {"bytes", t.bytes}});
   return j;
 }
 

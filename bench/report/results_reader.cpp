@@ -127,8 +127,11 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
     if (!row["per_layer"].is_array()) rd.fail("field 'per_layer' is not a list");
     for (const json& l : row["per_layer"]) {
       if (!l.is_object()) rd.fail("a per_layer entry is not a JSON object");
-      r.layer_times.push_back({rd.text(l, "layer"), parse_kind(rd, rd.text(l, "kind")), rd.text_or(l, "kernel", ""),
-                               rd.number(l, "p50_ms"), rd.number(l, "share")});
+      r.layer_times.push_back({.layer = rd.text(l, "layer"), .kind = parse_kind(rd, rd.text(l, "kind")),
+                               .kernel = rd.text_or(l, "kernel", ""), .median_ms = rd.number(l, "p50_ms"),
+                               .share = rd.number(l, "share"),  // flops and bytes: absent from older files
+                               .flops = l.contains("flops") ? rd.number(l, "flops") : 0,
+                               .bytes = l.contains("bytes") ? rd.number(l, "bytes") : 0});
     }
   }
   return r;
