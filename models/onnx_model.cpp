@@ -43,8 +43,8 @@ namespace {
 constexpr int kMinOpset = 11, kMaxOpset = 17;
 constexpr const char* kSupported =
     "Conv, BatchNormalization (after a Conv), Relu and Clip(0, 6) (after a Conv, Gemm or Add), MaxPool, AveragePool, "
-    "GlobalAveragePool, Add, Flatten, Reshape (to 2-D), Gemm, MatMul (+ Add), Identity, Dropout, Pad (of nothing), "
-    "Constant";
+    "GlobalAveragePool, Add, Flatten, Reshape (to 2-D), Gemm, MatMul (+ Add), Softmax (over the classes), Identity, "
+    "Dropout, Pad (of nothing), Constant";
 
 struct Constant {  // an initializer or a Constant node's value
   std::vector<std::int64_t> shape;
@@ -99,11 +99,12 @@ class Importer {
     return !n.name().empty() ? n.name() : n.output_size() > 0 ? n.output(0) : "?";
   }
 
-  void check_opset() const {
+  void check_opset() {
     bool found = false;
     for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
       if (!o.domain().empty() && o.domain() != "ai.onnx") continue;
       found = true;
+      opset_ = o.version();
       if (o.version() < kMinOpset || o.version() > kMaxOpset)
         throw fail(fmt::format("opset {} is not supported (opsets {} to {}: export with opset_version in that range)",
                                o.version(), kMinOpset, kMaxOpset));
@@ -376,6 +377,8 @@ class Importer {
       add(n);
     } else if (op == "Gemm" || op == "MatMul") {
       gemm(n);
+    } else if (op == "Softmax") {
+      softmax(n);
     } else {
       throw fail(n, fmt::format("is not supported (supported: {})", kSupported));
     }
@@ -501,6 +504,7 @@ class Importer {
       p->bias = floats(constants_.at(n.input(i)));
       if (static_cast<std::int64_t>(p->bias.size()) != p->out_features) throw fail(n, "its bias does not have one value per output");
       values_[n.output(0)] = it->second;
+      flat_.insert(n.output(0));
       return;
     }
     add_pending(n, Pending{.kind = LayerKind::add, .op = node_name(n), .inputs = {layer_of(n, 0), layer_of(n, 1)}});
@@ -530,6 +534,22 @@ class Importer {
       if (static_cast<std::int64_t>(p.bias.size()) != out) throw fail(n, "its bias does not have one value per output");
     }
     add_pending(n, std::move(p));
+    flat_.insert(n.output(0));  // a linear layer's output is [batch, features]
+  }
+
+  // convlab's softmax is over the classes of [batch, classes] (C of N x C x 1 x 1). Before opset 13
+  // ONNX's axis (default 1) flattens from it on, from 13 on (default -1) it is one axis: on a 2-D
+  // value both 1 and -1 are the classes; on N x C x 1 x 1 only 1 is (-1 would be the width, 1 wide).
+  void softmax(const onnx::NodeProto& n) {
+    const int input = layer_of(n, 0);
+    const Shape in = item(input);
+    const std::int64_t axis = int_attr(n, "axis", opset_ >= 13 ? -1 : 1);
+    const bool two_d = flat_.contains(n.input(0));
+    if (in.h() * in.w() != 1 || !(axis == 1 || (axis == -1 && two_d)))
+      throw fail(n, fmt::format("is over axis {} of a {}; convlab's softmax is over the classes of [batch, classes] "
+                                "(axis 1, or -1 after a Gemm, MatMul, Flatten or Reshape)",
+                                axis, two_d ? "[batch, features] value" : fmt::format("{} x {} x {} value", in.c(), in.h(), in.w())));
+    values_[n.output(0)] = Value{.layer = net_->softmax(layer_name(n.output(0)), input)};
   }
 
   void add_pending(const onnx::NodeProto& n, Pending p) {
@@ -545,7 +565,8 @@ class Importer {
   std::map<std::string, Value> values_;
   std::vector<Pending> pending_;
   std::set<std::string> name_used_;
-  std::set<std::string> flat_;  // values a Flatten or Reshape made: [batch, features]
+  std::set<std::string> flat_;  // values a Flatten, Reshape, Gemm or MatMul made: [batch, features]
+  std::int64_t opset_ = 0;
   std::shared_ptr<std::map<std::string, std::vector<float>>> weights_ = std::make_shared<std::map<std::string, std::vector<float>>>();
   std::optional<Network> net_;
 };

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_test_util.hpp"
@@ -210,6 +212,49 @@ TEST_CASE("onnx: Gemm without transB and MatMul + Add give the Gemm's linear lay
   CHECK(matmul.layers().back().bias == std::vector<float>{0.5f, -0.5f});
   const std::vector<float> input = ramp(32, 1.0f);
   CHECK(forward(gemm, input) == forward(matmul, input));
+}
+
+TEST_CASE("onnx: Softmax over the classes becomes convlab's softmax; over another axis it is refused") {
+  // A conv to 3 channels, a global pool (N x 3 x 1 x 1), then `tail`: the logits' softmax
+  const auto graph = [](int opset, bool flatten, std::optional<std::int64_t> axis) {
+    OnnxGraph m(opset, {-1, 2, 4, 4});
+    m.init("w", {3, 2, 1, 1}, {1, 2, 3, 4, 5, 6});
+    ints(m.node("Conv", {"input", "w"}, "c"), "kernel_shape", {1, 1});
+    m.node("GlobalAveragePool", {"c"}, "gap");
+    std::string logits = "gap";
+    if (flatten) {
+      m.init("wt", {3, 2}, {1, -1, 2, 0.5f, -1, 3});
+      m.node("Flatten", {"gap"}, "flat");
+      m.node("MatMul", {"flat", "wt"}, "mm");
+      m.init("bias", {2}, {0.5f, -0.5f});
+      m.node("Add", {"mm", "bias"}, logits = "logits");
+    }
+    onnx::NodeProto& s = m.node("Softmax", {logits}, "output");
+    if (axis) one_int(s, "axis", *axis);
+    m.output("output");
+    return m;
+  };
+  for (const auto& [opset, flatten, axis] : {std::tuple{13, true, std::optional<std::int64_t>()},  // default -1, 2-D
+                                             std::tuple{13, false, std::optional<std::int64_t>(1)},
+                                             std::tuple{11, false, std::optional<std::int64_t>()},  // default 1
+                                             std::tuple{13, true, std::optional<std::int64_t>(1)}}) {
+    CAPTURE(opset);
+    CAPTURE(flatten);
+    const Network net = onnx_network(graph(opset, flatten, axis).bytes(), "softmax.onnx");
+    REQUIRE(net.layers().back().kind == LayerKind::softmax);
+    CHECK(net.layers().back().name == "output");
+    const std::vector<float> p = forward(net, ramp(32, 0.5f));
+    REQUIRE(p.size() == (flatten ? 2u : 3u));
+    double sum = 0;
+    for (float v : p) sum += v;
+    CHECK(sum == doctest::Approx(1.0));
+    CHECK(p[0] != doctest::Approx(p[1]));
+  }
+  // opset 13's default axis, -1, on N x 3 x 1 x 1 is the width (1 wide): not the classes
+  CHECK(refusal(graph(13, false, std::nullopt)) ==
+        "m.onnx: node 'Softmax_2' (Softmax): is over axis -1 of a 3 x 1 x 1 value; convlab's softmax is over the classes "
+        "of [batch, classes] (axis 1, or -1 after a Gemm, MatMul, Flatten or Reshape)");
+  CHECK(refusal(graph(13, true, 0)).find("is over axis 0 of a [batch, features] value") != std::string::npos);
 }
 
 TEST_CASE("onnx: auto_pad SAME and a free batch; what convlab cannot run is refused in one line naming the node") {
