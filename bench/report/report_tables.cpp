@@ -119,8 +119,9 @@ std::string markdown_report(const std::vector<ResultsFile>& files) {
       const Roofs roofs = roofs_of(files[g.file], *r);
       if (roofs.known())
         s += fmt::format("Roofline: intensity = FLOPs / minimum bytes moved (inputs, weights, output once each); the "
-                         "roof is min({:.1f} GFLOP/s, {:.1f} GB/s x intensity), from the peak measured in that run.\n\n",
-                         roofs.compute_gflops, roofs.read_gbs);
+                         "roof is min({:.1f} {}, {:.1f} GB/s x intensity), from the peak measured in that run.\n\n",
+                         roofs.compute_gflops, r->precision == Precision::int8 ? "GOP/s (int8 dot product)" : "GFLOP/s",
+                         roofs.read_gbs);
       s += md_row({"layer", "kind", "kernel", "p50 ms", "share", "FLOP/B", "GFLOP/s", "bound", "% of roof"}) +
            md_row({"---", "---", "---", "---:", "---:", "---:", "---:", "---", "---:"});
       for (const LayerTime& t : r->layer_times) {
