@@ -1,6 +1,7 @@
 // Helpers shared by the convolution tests: deterministic data and the accuracy bound.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,8 +25,9 @@ namespace convlab::test {
 
 // A random problem from one of four families, so that specialised kernels (depthwise,
 // pointwise, 3x3 stride 1) meet many problems they support: odd sizes, channel counts that are
-// not multiples of any SIMD width, C = 3, K = 17, strides 1-2, padding 0-2, dilation 1-2
-// (oneDNN's 0-1), batch 1-5, kernels 1x1 to 7x7.
+// not multiples of any SIMD width, C = 3, K = 17, strides 1-2, padding 0-2 (one in four padded
+// one more or less below or to the right: ONNX's asymmetric pads), dilation 1-2 (oneDNN's 0-1),
+// batch 1-5, kernels 1x1 to 7x7.
 inline ConvProblem random_problem(std::mt19937& rng) {
   auto pick = [&rng](std::initializer_list<std::int64_t> values) {
     return *(values.begin() + std::uniform_int_distribution<std::size_t>(0, values.size() - 1)(rng));
@@ -61,7 +63,11 @@ inline ConvProblem random_problem(std::mt19937& rng) {
         p.dilation_w = between(1, 2);
         if (p.c % 2 == 0 && p.k % 2 == 0 && between(0, 3) == 0) p.groups = 2;
     }
-    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < (p.r - 1) * p.dilation_h + 1) return p;
+    if (between(0, 3) == 0)
+      p = p.with_end_padding(std::max<std::int64_t>(0, p.pad_h + between(-1, 1)),
+                             std::max<std::int64_t>(0, p.pad_w + between(-1, 1)));
+    const std::int64_t extent_h = (p.r - 1) * p.dilation_h + 1;
+    if (p.out_h() >= 1 && p.out_w() >= 1 && p.pad_h < extent_h && p.pad_bottom() < extent_h) return p;
   }
 }
 

@@ -61,7 +61,8 @@ TEST_CASE("cpu.06_pointwise_xsimd: refuses kernels other than 1x1, groups and pa
   check_refuses(k, "mb2ic8ih8oc8kh3ph1", "1x1 kernels only, got kh3 kw3");
   check_refuses(k, "mb2ic8ih8oc8kh1kw3", "got kh1 kw3");
   check_refuses(k, "g2mb2ic8ih8oc8kh1", "groups 1 only, got g2");
-  check_refuses(k, "mb2ic8ih8oc8kh1ph1", "padding 0 only, got ph1 pw1");
+  check_refuses(k, "mb2ic8ih8oc8kh1ph1", "padding 0 only, got 1 above, 1 below, 1 left, 1 right");
+  check_refuses(k, "mb2ic8ih8oc8oh9kh1ph0", "padding 0 only, got 0 above, 1 below, 0 left, 1 right");
   CHECK(k.supports(parse_problem("mb2ic8ih9oc8kh1sh2")));
 }
 

@@ -50,6 +50,9 @@ const SweepShape kSweep[] = {
     {"pointwise deep: channel blocks, row and column tails", "mb2ic300ih7iw9oc13kh1"},
     {"pointwise wide: several row and column blocks", "mb1ic70ih20iw30oc100kh1"},
     {"pointwise strided, odd sizes", "mb2ic20ih15iw17oc10kh1sh2sw3"},
+    {"asymmetric stride 2 (TensorFlow's SAME: 0 above, 1 below)", "mb2ic16ih16oc24oh8kh3sh2ph0"},
+    {"asymmetric 3x3 (1 above, 0 below; 0 left, 2 right)", "mb2ic16ih12iw10oc16oh11ow10kh3ph1pw0"},
+    {"asymmetric depthwise", "g16mb2ic16ih16oc16oh8kh3sh2ph0"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.
@@ -131,11 +134,13 @@ void check_random_problems(Backend backend) {
     REQUIRE_MESSAGE(!executors.empty(), fmt::format("{}: no executor here, so no problem could be tested", kernel.id));
     std::mt19937 rng(2024);
     Comparison total;
-    std::size_t tested = 0, drawn = 0, runs = 0;
+    std::size_t tested = 0, drawn = 0, runs = 0, padded = 0, asymmetric = 0;
     while (tested < wanted && drawn < 100 * wanted) {
       const ConvProblem p = test::random_problem(rng);
       ++drawn;
       if (!kernel.supports(p)) continue;
+      padded += p.has_padding() ? 1 : 0;
+      asymmetric += p.pad_bottom_delta != 0 || p.pad_right_delta != 0 ? 1 : 0;
       const Activation activation = tested % 3 == 0 ? Activation::relu : Activation::none;
       for (const test::Executor& where : executors) {
         const Comparison c = compare_with_reference(kernel, where, p, activation, 1000 + drawn * 3);
@@ -147,8 +152,10 @@ void check_random_problems(Backend backend) {
       }
       ++tested;
     }
-    std::printf("%-24s %5zu problems, %5zu runs: max abs %.3g, max rel %.3g, normalised %.3g\n",
-                std::string(kernel.id).c_str(), tested, runs, total.max_abs, total.max_rel, total.normalised());
+    std::printf("%-24s %5zu problems (%4zu asymmetric), %5zu runs: max abs %.3g, max rel %.3g, normalised %.3g\n",
+                std::string(kernel.id).c_str(), tested, asymmetric, runs, total.max_abs, total.max_rel, total.normalised());
+    // A kernel that pads pads asymmetrically too (ONNX's pads): the sweep must have tried it.
+    if (padded > wanted / 10) CHECK_MESSAGE(asymmetric > 0, fmt::format("{}: no asymmetric problem tested", kernel.id));
     CHECK_MESSAGE(tested == wanted, fmt::format("{} supports only {} of {} random problems drawn", kernel.id, tested, drawn));
   }
 }

@@ -56,6 +56,8 @@ TEST_CASE("problem: dilation, stride, groups and names round-trip through the pr
       "g4mb3ic8ih7iw9oc12oh4ow5kh3kw2sh2sw2ph1pw1",
       "mb1ic3ih10oc2oh5kh1sh2sw1ow10",
       "mb1ic3ih10oc2oh10kh3ph1pw0ow8n\"lab-cnn:conv1\"",
+      "mb1ic3ih224oc32oh112kh3sh2ph0",             // padded 0 above, 1 below (TensorFlow's SAME)
+      "mb1ic3ih7iw8oc2oh6ow9kh3kw2ph1pw0",          // padded less below, more to the right
   };
   for (const char* text : cases) {
     CAPTURE(text);
@@ -80,8 +82,9 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
       {"ic3ih7oc16kh", "token 'kh' has no value"},
       {"ic3ih7oc16kh3kh5", "token 'kh5' repeats a field"},
       {"ic3id7ih7oc16kh3", "token 'id7' is a depth field"},
-      {"ic3ih7oc16oh9kh3ph0", "token 'oh9' does not match the output height the other fields give: "
-                              "(ih + 2 ph - (kh - 1)(dh + 1) - 1) / sh + 1 = (7 + 2*0 - 2*1 - 1) / 1 + 1 = 5"},
+      {"ic3ih7oc16oh3kh3ph0", "token 'oh3' does not match the output height the other fields give: "
+                              "(ih + 2 ph - (kh - 1)(dh + 1) - 1) / sh + 1 = (7 + 2*0 - 2*1 - 1) / 1 + 1 = 5, "
+                              "and no padding of 0 or more after gives 3"},
       // Echoed as written, not recomputed (oh56 stays oh56 however kh0 would change it).
       {"mb1ic64ih56oc64oh56kh0", "bad problem descriptor 'mb1ic64ih56oc64oh56kh0': kh and kw must be at least 1"},
       {"ih7oc16kh3", "lacks ic"},
@@ -112,6 +115,34 @@ TEST_CASE("problem: malformed descriptors name the offending token") {
     } catch (const InputError& e) {
       CHECK(std::string(e.what()).find(b.message) != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("problem: asymmetric padding, as benchdnn reads an output size with ph") {
+  const ConvProblem same = parse_problem("mb1ic3ih224oc32oh112kh3sh2ph0");  // ONNX pads [0, 0, 1, 1]
+  CHECK(same.pad_h == 0);
+  CHECK(same.pad_bottom() == 1);
+  CHECK(same.pad_right() == 1);
+  CHECK(same.out_w() == 112);
+  CHECK(same.has_padding());
+  CHECK(same.padded_h() == 225);
+  CHECK(to_string(same) == "mb1ic3ih224oc32oh112kh3sh2ph0");
+  const ConvProblem less = parse_problem("mb1ic3ih7oc2oh6kh3ph1");  // 1 above, 0 below
+  CHECK(less.pad_bottom() == 0);
+  CHECK(less.padded_h() == 9);  // never less than the symmetric extent
+  SUBCASE("with_end_padding is canonical: padding no window reads is dropped") {
+    const ConvProblem base = parse_problem("mb1ic3ih224oc32kh3sh2ph0");
+    CHECK(base.with_end_padding(1, 1) == same);
+    CHECK(base.with_end_padding(2, 2) == same);  // the second row below is never read
+    CHECK(base.with_end_padding(0, 0) == base);
+    const ConvProblem floor = parse_problem("mb1ic3ih32oc8kh3sh2ph1");  // reads no bottom padding
+    CHECK(floor.with_end_padding(0, 0) == floor);
+    CHECK(floor.with_end_padding(0, 0).pad_bottom_delta == 0);
+  }
+  SUBCASE("a negative end padding is refused") {
+    ConvProblem p = parse_problem("mb1ic3ih7oc2kh3");
+    p.pad_bottom_delta = -1;
+    CHECK_THROWS_WITH_AS(p.validate(), doctest::Contains("the bottom and right padding must not be negative"), InputError);
   }
 }
 

@@ -101,6 +101,8 @@ TEST_CASE("reference: matches the scatter formula on random shapes") {
       "g8mb1ic8ih9oc8kh3sh2ph1",         // depthwise
       "g4mb1ic4ih7oc8kh5ph2",            // depthwise multiplier 2
       "mb3ic16ih5oc8kh1",                // pointwise
+      "mb1ic2ih9oc3oh5kh3sh2ph0",        // padded 0 above, 2 below
+      "mb1ic2ih8iw9oc3oh8ow8kh3ph0pw1",  // 0 above, 2 below; 1 left, 0 right
   };
   std::uint64_t stream = 1;
   for (const char* text : shapes) {

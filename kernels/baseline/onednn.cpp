@@ -48,9 +48,9 @@ class OneDnnPrimitive {
     const memory::desc any_weight(weight_dims, spec.weight, tag::any), bias_md({p.k}, dt::f32, tag::x);
     // oneDNN counts dilation as benchdnn does (0 = dense), one less than ConvProblem's step.
     const memory::dims strides = {p.stride_h, p.stride_w}, dilates = {p.dilation_h - 1, p.dilation_w - 1};
-    const memory::dims padding = {p.pad_h, p.pad_w};  // symmetric: the output size formula matches ours
+    const memory::dims pad_begin = {p.pad_h, p.pad_w}, pad_end = {p.pad_bottom(), p.pad_right()};
     const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                               any_src, any_weight, bias_md, any_dst, strides, dilates, padding, padding);
+                                               any_src, any_weight, bias_md, any_dst, strides, dilates, pad_begin, pad_end);
     pd_ = dnnl::convolution_forward::primitive_desc(desc, spec.attr, engine_);
     conv_ = dnnl::convolution_forward(pd_);
 

@@ -7,9 +7,12 @@
 // benchdnn: dh0 is a dense kernel, dhd puts d zeros between taps. ConvProblem stores PyTorch's
 // convention instead (dilation_h = d + 1, the step between taps: 1 = dense), like every kernel;
 // only the descriptor parser and printer, and the oneDNN baseline, speak benchdnn's. Tokens may
-// be separated by '_'. Padding is symmetric (top = bottom, left = right).
+// be separated by '_'. ph and pw are the top and left padding; the bottom and right padding equal
+// them unless a given output size needs more or less (benchdnn's reading of oh with ph: ONNX's
+// asymmetric pads, TensorFlow's SAME), e.g. `ic3ih224oc32oh112kh3sh2ph0` pads 0 above, 1 below.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -32,13 +35,23 @@ struct ConvProblem {
   std::int64_t r = 1;   // kh: kernel height
   std::int64_t s = 1;   // kw: kernel width
   std::int64_t stride_h = 1, stride_w = 1;
-  std::int64_t pad_h = 0, pad_w = 0;
+  std::int64_t pad_h = 0, pad_w = 0;  // top and left (and bottom and right, less the deltas below)
+  // Bottom padding minus top, right minus left: 0 (symmetric) in every built-in network. Set it
+  // with with_end_padding, which keeps it canonical (so that equal convolutions compare equal).
+  std::int64_t pad_bottom_delta = 0, pad_right_delta = 0;
   std::int64_t dilation_h = 1, dilation_w = 1;  // PyTorch's: the step between taps, 1 = dense
   std::int64_t groups = 1;
   std::string name;  // optional label (`n"..."`), e.g. "lab-cnn:conv2"
 
   std::int64_t out_h() const;
   std::int64_t out_w() const;
+  std::int64_t pad_bottom() const { return pad_h + pad_bottom_delta; }
+  std::int64_t pad_right() const { return pad_w + pad_right_delta; }
+  bool has_padding() const { return pad_h != 0 || pad_w != 0 || pad_bottom() != 0 || pad_right() != 0; }
+  // The input with its padding materialised, for kernels that copy it into a zeroed buffer: never
+  // less than h + 2 pad_h, the symmetric extent their tiles were written for.
+  std::int64_t padded_h() const { return h + pad_h + std::max(pad_h, pad_bottom()); }
+  std::int64_t padded_w() const { return w + pad_w + std::max(pad_w, pad_right()); }
   std::int64_t c_per_group() const { return c / groups; }
   std::int64_t k_per_group() const { return k / groups; }
   bool is_depthwise() const { return groups > 1 && groups == c && groups == k; }
@@ -60,6 +73,10 @@ struct ConvProblem {
 
   // Same problem with another batch size (the network executor plans per batch).
   ConvProblem with_batch(std::int64_t batch) const;
+  // Same problem padded `bottom` below and `right` to the right. Canonical: end padding that a
+  // stride's floor division leaves unread is dropped, and none is recorded where the symmetric
+  // padding gives the same output size.
+  ConvProblem with_end_padding(std::int64_t bottom, std::int64_t right) const;
 
   bool operator==(const ConvProblem&) const = default;
 };

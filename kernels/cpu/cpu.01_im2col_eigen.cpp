@@ -62,7 +62,7 @@ class Im2colEigenConv final : public PlannedConv {
   std::int64_t col_rows() const { return p_.c_per_group() * p_.r * p_.s; }
   std::int64_t pixels() const { return p_.out_h() * p_.out_w(); }
   bool input_is_col() const {
-    return p_.r == 1 && p_.s == 1 && p_.stride_h == 1 && p_.stride_w == 1 && p_.pad_h == 0 && p_.pad_w == 0;
+    return p_.r == 1 && p_.s == 1 && p_.stride_h == 1 && p_.stride_w == 1 && !p_.has_padding();
   }
 
   void image(const float* input, float* output, std::int64_t n, float* cols, bool parallel_inside) const {

@@ -192,7 +192,9 @@ class PointwiseConv final : public PlannedConv {
 std::string pointwise_xsimd_unsupported(const ConvProblem& p) {
   if (p.r != 1 || p.s != 1) return fmt::format("1x1 kernels only, got kh{} kw{}", p.r, p.s);
   if (p.groups != 1) return fmt::format("groups 1 only, got g{}", p.groups);
-  if (p.pad_h != 0 || p.pad_w != 0) return fmt::format("padding 0 only, got ph{} pw{}", p.pad_h, p.pad_w);
+  if (p.has_padding())
+    return fmt::format("padding 0 only, got {} above, {} below, {} left, {} right", p.pad_h, p.pad_bottom(), p.pad_w,
+                       p.pad_right());
   return {};
 }
 

@@ -78,8 +78,8 @@ class DepthwiseRowsConv final : public PlannedConv {
   DepthwiseRowsConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
       : p_(p),
         threads_(threads),
-        padded_h_(p.h + 2 * p.pad_h),
-        padded_w_(p.w + 2 * p.pad_w),
+        padded_h_(p.padded_h()),
+        padded_w_(p.padded_w()),
         geometry_{padded_w_, p.out_h(), p.out_w(), p.r, p.s, e.activation},
         taps_(aligned_floats(w.weight.size())),
         bias_(aligned_floats(static_cast<std::size_t>(p.k))) {  // zeroed: no bias

@@ -46,7 +46,7 @@ class Int8DirectConv final : public PlannedInt8Conv {
  public:
   Int8DirectConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
       : p_(p), oh_(p.out_h()), ow_(p.out_w()), pairs_(ceil_div(p.c, 2)), groups_(ceil_div(p.k, kLanes * kKBlocks)),
-        tiles_(ceil_div(oh_ * ow_, kTile)), hp_(p.h + 2 * p.pad_h), wp_(p.w + 2 * p.pad_w),
+        tiles_(ceil_div(oh_ * ow_, kTile)), hp_(p.padded_h()), wp_(p.padded_w()),
         input_zero_point_(w.input.zero_point) {
     // Weights: [group][r][s][pair][block][lane][2] int16, zeros past K and past C.
     const std::int64_t k_padded = groups_ * kKBlocks * kLanes;

@@ -39,7 +39,7 @@ std::int32_t pack(std::int32_t first, std::int32_t second) {
 class Int8DepthwiseConv final : public PlannedInt8Conv {
  public:
   Int8DepthwiseConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
-      : p_(p), oh_(p.out_h()), ow_(p.out_w()), hp_(p.h + 2 * p.pad_h), wp_(p.w + 2 * p.pad_w),
+      : p_(p), oh_(p.out_h()), ow_(p.out_w()), hp_(p.padded_h()), wp_(p.padded_w()),
         hq_((hp_ + p.stride_h - 1) / p.stride_h), wq_((wp_ + p.stride_w - 1) / p.stride_w),
         threads_(omp_get_max_threads()), input_zero_point_(w.input.zero_point),
         requantize_(make_requantization(w, p.k, e.activation)) {

@@ -97,7 +97,8 @@ struct PaddedBlockedImage {
   std::int64_t channels, height, width;  // the unpadded NCHW image
   std::int64_t pad_h, pad_w;
   std::int64_t block;
-  // More zeros below and to the right, for kernels whose last tile reads past the padding.
+  // More zeros below and to the right: asymmetric padding, and kernels whose last tile reads past
+  // the padding.
   std::int64_t extra_h = 0, extra_w = 0;
 
   std::int64_t channel_blocks() const { return (channels + block - 1) / block; }
@@ -110,7 +111,8 @@ struct PaddedBlockedImage {
 
 // The padded NCHWc copy of a convolution's input image: every tap of every output pixel inside it.
 inline PaddedBlockedImage padded_input_image(const ConvProblem& p, std::int64_t block) {
-  return {.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = block};
+  return {.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = block,
+          .extra_h = p.padded_h() - p.h - 2 * p.pad_h, .extra_w = p.padded_w() - p.w - 2 * p.pad_w};
 }
 
 // Weights packed once in plan for kernels that load `block` outputs' weights as one aligned vector:

@@ -29,7 +29,7 @@ const gpu::Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id) {
 }
 
 bool one_by_one(const ConvProblem& p) {
-  return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_h == 0 && p.pad_w == 0 && p.groups == 1;
+  return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && !p.has_padding() && p.groups == 1;
 }
 
 SplitK split_k(const gpu::ConvShape& p) {
