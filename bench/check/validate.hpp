@@ -45,7 +45,7 @@ struct KernelValidation {
   std::string kernel;
   int conv_layers = 0, conv_layers_run = 0;  // the kernel ran these; cpu.00_reference the others
   Tolerance tolerance;
-  std::vector<LayerComparison> layers;  // in network order, then "output"
+  std::vector<LayerComparison> layers;  // in network order, then "output" (unless the last layer is so named)
   std::vector<std::string> not_stored;  // GPU: convs fused into the layer after them (compared there)
   std::string first_divergent;          // the first layer that fails; empty when none
   std::int64_t items = 0, top1_agree = 0;
