@@ -1,6 +1,7 @@
 #include "models/onnx_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h
 
 #include "models/batchnorm.hpp"
+#include "models/onnx_constants.hpp"
 #include "models/safetensors.hpp"
 #endif
 
@@ -44,12 +46,10 @@ constexpr int kMinOpset = 11, kMaxOpset = 17;
 constexpr const char* kSupported =
     "Conv, BatchNormalization (after a Conv), Relu and Clip(0, 6) (after a Conv, Gemm or Add), MaxPool, AveragePool, "
     "GlobalAveragePool, Add, Flatten, Reshape (to 2-D), Gemm, MatMul (+ Add), Softmax (over the classes), Identity, "
-    "Dropout, Pad (of nothing), Constant";
+    "Dropout, Pad (of zeros, before a Conv; of nothing elsewhere), Constant; and on constants (PyTorch computes "
+    "F.pad's pads so) ConstantOfShape, Concat, Reshape, Slice, Transpose, Cast";
 
-struct Constant {  // an initializer or a Constant node's value
-  std::vector<std::int64_t> shape;
-  std::vector<double> values;
-};
+using onnx_import::Constant;
 
 // A conv, linear or add whose activation (or BatchNorm, or bias) may still be fused from the nodes
 // after it; emitted into the network when its value is first needed.
@@ -66,6 +66,9 @@ struct Pending {
 struct Value {
   std::optional<int> layer;    // emitted: its index, or Network::kNetworkInput
   std::optional<int> pending;  // not yet: its index in the importer's pending list
+  // Zeros a Pad put around the layer's output (top, left, bottom, right), for the Conv that reads
+  // it to take as its own padding: no layer materialises them.
+  std::array<std::int64_t, 4> zero_pads{};
 };
 
 class Importer {
@@ -224,18 +227,23 @@ class Importer {
   }
 
   // The emitted layer of a value, emitting it when it is still pending.
-  int layer_of(const std::string& value, const std::string& user) {
+  // `padded_ok`: the reader is a Conv, which takes a Pad's zeros as its own padding.
+  int layer_of(const std::string& value, const std::string& user, bool padded_ok = false) {
     const auto it = values_.find(value);
     if (it == values_.end())
       throw fail(fmt::format("{} reads '{}', which no earlier node makes (the nodes must be in topological order)",
                              user, value));
     Value& v = it->second;
+    if (!padded_ok && std::ranges::any_of(v.zero_pads, [](std::int64_t p) { return p != 0; }))
+      throw fail(fmt::format("{} reads '{}', the output of a Pad: convlab folds a Pad of zeros only into the Conv "
+                             "that reads it",
+                             user, value));
     if (!v.layer) v.layer = emit(pending_.at(static_cast<std::size_t>(*v.pending)), layer_name(value));
     return *v.layer;
   }
-  int layer_of(const onnx::NodeProto& n, int input) {
+  int layer_of(const onnx::NodeProto& n, int input, bool padded_ok = false) {
     if (input >= n.input_size() || n.input(input).empty()) throw fail(n, fmt::format("has no input {}", input));
-    return layer_of(n.input(input), fmt::format("node '{}'", node_name(n)));
+    return layer_of(n.input(input), fmt::format("node '{}'", node_name(n)), padded_ok);
   }
 
   int emit(Pending& p, const std::string& name) {
@@ -302,8 +310,8 @@ class Importer {
     return v;
   }
 
-  // Padding per axis from pads or auto_pad: the same on both sides, or refused.
-  std::pair<std::int64_t, std::int64_t> padding(const onnx::NodeProto& n, const Shape& in, std::int64_t kh, std::int64_t kw,
+  // Padding from pads or auto_pad: top, left, bottom, right.
+  std::array<std::int64_t, 4> padding(const onnx::NodeProto& n, const Shape& in, std::int64_t kh, std::int64_t kw,
                                                 std::int64_t sh, std::int64_t sw, std::int64_t dh, std::int64_t dw) const {
     const onnx::AttributeProto* ap = attribute(n, "auto_pad");
     const std::string mode = ap != nullptr ? ap->s() : "NOTSET";
@@ -322,11 +330,7 @@ class Importer {
     } else if (mode != "NOTSET") {
       throw fail(n, fmt::format("auto_pad '{}' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", mode));
     }
-    if (pads[0] != pads[2] || pads[1] != pads[3])
-      throw fail(n, fmt::format("its padding differs between the sides (top {}, left {}, bottom {}, right {}): convlab's "
-                                "kernels pad each axis evenly",
-                                pads[0], pads[1], pads[2], pads[3]));
-    return {pads[0], pads[1]};
+    return {pads[0], pads[1], pads[2], pads[3]};
   }
 
   // Identity, Dropout, Flatten, Reshape: the output is the input's layer (convlab's layers read
@@ -336,7 +340,7 @@ class Importer {
       constants_[n.output(0)] = c->second;  // PyTorch's exporter hands shared initializers on so
       return;
     }
-    layer_of(n, 0);
+    layer_of(n, 0, /*padded_ok=*/n.op_type() == "Pad");  // a Pad after a Pad adds up
     values_[n.output(0)] = values_.at(n.input(0));
   }
 
@@ -353,15 +357,26 @@ class Importer {
     if (!n.domain().empty() && n.domain() != "ai.onnx") throw fail(n, fmt::format("domain '{}' is not ONNX's", n.domain()));
     if (n.output_size() < 1 || n.output(0).empty()) throw fail(n, "has no output");
     if (op != "Constant" && (n.input_size() < 1 || n.input(0).empty())) throw fail(n, "has no input");
-    if (op == "Constant") {
+    if (onnx_import::foldable(n) && std::ranges::all_of(n.input(), [&](const std::string& i) {
+          return i.empty() || constants_.contains(i);
+        })) {
+      std::vector<const Constant*> inputs;
+      for (const std::string& i : n.input()) inputs.push_back(i.empty() ? nullptr : &constants_.at(i));
+      try {
+        constants_[n.output(0)] = onnx_import::fold(n, inputs);
+      } catch (const InputError& e) {
+        throw fail(n, e.what());
+      }
+    } else if (op == "Constant") {
       const onnx::AttributeProto* v = attribute(n, "value");
       if (v == nullptr || !v->has_t()) throw fail(n, "holds no tensor value (value_float and the like are not supported)");
       constants_[n.output(0)] = constant(v->t());
     } else if (op == "Identity" || op == "Dropout" || op == "Flatten" || op == "Reshape" || op == "Pad") {
       if (op == "Flatten" && int_attr(n, "axis", 1) != 1) throw fail(n, "flattens from an axis other than 1");
       if (op == "Reshape") check_reshape(n);
-      if (op == "Pad") check_pad(n);
+      const std::array<std::int64_t, 4> pads = op == "Pad" ? zero_pads(n) : std::array<std::int64_t, 4>{};
       alias(n);
+      for (int i = 0; i < 4; ++i) values_[n.output(0)].zero_pads[i] += pads[i];
       if (op == "Flatten" || op == "Reshape") flat_.insert(n.output(0));
     } else if (op == "Conv") {
       conv(n);
@@ -391,15 +406,32 @@ class Importer {
     if (!flat) throw fail(n, "reshapes to other than [batch, features] (only a flatten to 2-D is supported)");
   }
 
-  // PyTorch exports F.avg_pool2d as a Pad (of zeros, often of nothing) before the AveragePool.
-  void check_pad(const onnx::NodeProto& n) const {
-    const Constant& pads = constant_input(n, 1, "pads");
-    if (std::ranges::any_of(pads.values, [](double v) { return v != 0; }))
-      throw fail(n, "pads by more than nothing; convlab pads inside Conv and the pools (their pads attribute)");
+  // A Pad's spatial zeros (top, left, bottom, right), for the Conv after it. PyTorch exports
+  // F.avg_pool2d as a Pad (of nothing) before the AveragePool, F.pad before a Conv as a Pad of
+  // zeros (so do TensorFlow's converters for SAME padding).
+  std::array<std::int64_t, 4> zero_pads(const onnx::NodeProto& n) const {
+    const Constant& pads = constant_input(n, 1, "pads");  // begins then ends, per axis: N, C, H, W
+    const auto& v = pads.values;
+    if (v.size() != 8) throw fail(n, fmt::format("has {} pads, not 8 (a 4-D tensor's)", v.size()));
+    if (std::ranges::all_of(v, [](double x) { return x == 0; })) return {};
+    const onnx::AttributeProto* mode = attribute(n, "mode");
+    if (mode != nullptr && mode->s() != "constant")
+      throw fail(n, fmt::format("pads in mode '{}'; convlab pads with zeros only (mode constant)", mode->s()));
+    if (n.input_size() > 2 && !n.input(2).empty()) {
+      const Constant& value = constant_input(n, 2, "constant_value");
+      if (std::ranges::any_of(value.values, [](double x) { return x != 0; }))
+        throw fail(n, "pads with a value other than 0; convlab pads with zeros only");
+    }
+    if (v[0] != 0 || v[1] != 0 || v[4] != 0 || v[5] != 0) throw fail(n, "pads the batch or channel axis (only height and width)");
+    if (std::ranges::any_of(v, [](double x) { return x < 0 || x > (1 << 24); }))
+      throw fail(n, "pads by a negative or out-of-range amount (a crop)");
+    return {static_cast<std::int64_t>(v[2]), static_cast<std::int64_t>(v[3]), static_cast<std::int64_t>(v[6]),
+            static_cast<std::int64_t>(v[7])};
   }
 
   void conv(const onnx::NodeProto& n) {
-    const int input = layer_of(n, 0);
+    const int input = layer_of(n, 0, /*padded_ok=*/true);
+    const std::array<std::int64_t, 4> padded = values_.at(n.input(0)).zero_pads;
     const Shape in = item(input);
     const Constant& w = constant_input(n, 1, "weight");
     if (w.shape.size() != 4) throw fail(n, fmt::format("its weight has {} dimensions, not 4 (2-D convolutions only)", w.shape.size()));
@@ -410,10 +442,15 @@ class Importer {
     if (groups < 1 || in.c() % groups != 0 || w.shape[0] % groups != 0 || w.shape[1] * groups != in.c())
       throw fail(n, fmt::format("its weight [{}, {}, ...] with group {} does not fit an input of {} channels", w.shape[0],
                                 w.shape[1], groups, in.c()));
-    const auto [ph, pw] = padding(n, in, w.shape[2], w.shape[3], strides[0], strides[1], dil[0], dil[1]);
+    // auto_pad SAME sizes its padding for the tensor as padded by the Pad.
+    const Shape padded_in = nchw(1, in.c(), in.h() + padded[0] + padded[2], in.w() + padded[1] + padded[3]);
+    auto [top, left, bottom, right] = padding(n, padded_in, w.shape[2], w.shape[3], strides[0], strides[1], dil[0], dil[1]);
+    top += padded[0], left += padded[1], bottom += padded[2], right += padded[3];
     Pending p{.kind = LayerKind::conv, .op = node_name(n), .inputs = {input}};
-    p.geometry = ConvProblem{.k = w.shape[0], .r = w.shape[2], .s = w.shape[3], .stride_h = strides[0], .stride_w = strides[1],
-                             .pad_h = ph, .pad_w = pw, .dilation_h = dil[0], .dilation_w = dil[1], .groups = groups};
+    p.geometry = ConvProblem{.c = in.c(), .h = in.h(), .w = in.w(), .k = w.shape[0], .r = w.shape[2], .s = w.shape[3],
+                             .stride_h = strides[0], .stride_w = strides[1], .pad_h = top, .pad_w = left,
+                             .dilation_h = dil[0], .dilation_w = dil[1], .groups = groups}
+                     .with_end_padding(bottom, right);
     p.weight = floats(w);
     if (n.input_size() > 2 && !n.input(2).empty()) {
       p.bias = floats(constant_input(n, 2, "bias"));
@@ -476,7 +513,11 @@ class Importer {
     if (kernel[0] != kernel[1] || strides[0] != strides[1] || dil[0] != 1 || dil[1] != 1)
       throw fail(n, "is not square with equal strides and no dilation (convlab's pools are)");
     if (int_attr(n, "ceil_mode", 0) != 0) throw fail(n, "uses ceil_mode; convlab's pools round down (floor mode)");
-    const auto [ph, pw] = padding(n, in, kernel[0], kernel[1], strides[0], strides[1], 1, 1);
+    const auto [ph, pw, bottom, right] = padding(n, in, kernel[0], kernel[1], strides[0], strides[1], 1, 1);
+    if (ph != bottom || pw != right)
+      throw fail(n, fmt::format("its padding differs between the sides (top {}, left {}, bottom {}, right {}): convlab's "
+                                "pools pad each axis evenly (its convolutions need not)",
+                                ph, pw, bottom, right));
     if (ph != pw) throw fail(n, "pads the two axes differently");
     const bool average = n.op_type() == "AveragePool";
     if (average && ph > 0 && int_attr(n, "count_include_pad", 0) == 0)

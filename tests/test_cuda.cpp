@@ -209,6 +209,28 @@ TEST_CASE("gpu: every network matches PyTorch end to end, every CUDA and Metal k
   }
 }
 
+#ifdef CONVLAB_WITH_ONNX
+TEST_CASE("gpu: a PyTorch CNN padding unevenly, through ONNX, matches PyTorch with every CUDA and Metal kernel") {
+  const std::string dir = fmt::format("{}/onnx-padded/", CONVLAB_TEST_DATA);  // tools/make_padded_onnx.py
+  const Network net = load_model(dir + "model.onnx", "", 0);
+  const TensorFile input = read_safetensors(dir + "input.safetensors"), expect = read_safetensors(dir + "expect.safetensors");
+  std::vector<std::string> ids = kernels_covering(net, Backend::cuda);
+  std::ranges::copy(kernels_covering(net, Backend::metal), std::back_inserter(ids));
+  CHECK(ids.size() >= 4);
+  for (const std::string& id : ids) {
+    const KernelInfo& k = *find_kernel(id);
+    for (const test::Executor& where : test::executors(k)) {
+      CAPTURE(k.id);
+      CAPTURE(where.name);
+      const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, std::string(k.id), where.gpu);
+      INFO(describe(v));
+      CHECK(v.pass);
+      CHECK(v.top1_agree == 2);
+    }
+  }
+}
+#endif
+
 TEST_CASE("cuda: resnet8's residual adds are fused into the convs before them, with the same results") {
   const Network net = find_model("resnet8")->build(seeded_weights(5));
   gpu::GpuRuntime& rt = test::emulator();

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -164,6 +165,120 @@ TEST_CASE("onnx: a graph imports as the network the builders make: BatchNorm fol
   CHECK(forward(net, input) == forward(built, input));
 }
 
+TEST_CASE("onnx: asymmetric padding, from pads, auto_pad SAME or a Pad of zeros before the Conv") {
+  // 3 x 8 x 8 ones through a 3x3 stride-2 conv of ones, padded 0 above and left, 1 below and right:
+  // the last row and column of windows hang over the zeros.
+  const auto net_with = [](const std::string& how) {
+    OnnxGraph m(13, {1, 3, 8, 8});
+    m.init("w", {2, 3, 3, 3}, std::vector<float>(54, 1.0f));
+    std::string in = "input";
+    if (how == "pad") {
+      m.init_ints("pads", {0, 0, 0, 0, 0, 0, 1, 1});
+      m.node("Pad", {"input", "pads"}, "padded");
+      in = "padded";
+    }
+    if (how == "two pads") {  // one below, then one to the right: they add up
+      m.init_ints("below", {0, 0, 0, 0, 0, 0, 1, 0});
+      m.init_ints("right", {0, 0, 0, 0, 0, 0, 0, 1});
+      m.node("Pad", {"input", "below"}, "padded_below");
+      m.node("Pad", {"padded_below", "right"}, "padded");
+      in = "padded";
+    }
+    onnx::NodeProto& conv = m.node("Conv", {in, "w"}, "output");
+    ints(conv, "strides", {2, 2});
+    if (how == "pads") ints(conv, "pads", {0, 0, 1, 1});
+    if (how == "same") {
+      conv.add_attribute()->set_name("auto_pad");
+      conv.mutable_attribute(1)->set_type(onnx::AttributeProto_AttributeType_STRING);
+      conv.mutable_attribute(1)->set_s("SAME_UPPER");
+    }
+    m.output("output");
+    return onnx_network(m.bytes(), how + ".onnx");
+  };
+  const std::vector<float> ones(192, 1.0f);
+  for (const char* how : {"pads", "same", "pad", "two pads"}) {
+    CAPTURE(how);
+    const Network net = net_with(how);
+    REQUIRE(net.layers().size() == 1);
+    CHECK(net.layers()[0].conv.pad_h == 0);
+    CHECK(net.layers()[0].conv.pad_bottom() == 1);
+    CHECK(net.layers()[0].conv.pad_right() == 1);
+    CHECK(net.output_item() == nchw(1, 2, 4, 4));
+    const std::vector<float> out = forward(net, ones);
+    CHECK(out[0] == 27.0f);   // a window inside the image
+    CHECK(out[3] == 18.0f);   // row 0, column 3: a column of zeros
+    CHECK(out[15] == 12.0f);  // row 3, column 3: a row and a column of zeros
+  }
+  const auto refused = [](const std::string& mode, std::vector<std::int64_t> pads, const std::string& reader) {
+    OnnxGraph m(13, {1, 3, 8, 8});
+    m.init("w", {2, 3, 3, 3}, std::vector<float>(54, 1.0f));
+    m.init_ints("pads", std::move(pads));
+    onnx::NodeProto& pad = m.node("Pad", {"input", "pads"}, "padded");
+    if (!mode.empty()) {
+      onnx::AttributeProto* a = pad.add_attribute();
+      a->set_name("mode");
+      a->set_type(onnx::AttributeProto_AttributeType_STRING);
+      a->set_s(mode);
+    }
+    if (reader == "Conv") m.node("Conv", {"padded", "w"}, "output");
+    else ints(m.node("MaxPool", {"padded"}, "output"), "kernel_shape", {2, 2});
+    m.output("output");
+    return refusal(m);
+  };
+  CHECK(refused("reflect", {0, 0, 1, 1, 0, 0, 1, 1}, "Conv") ==
+        "m.onnx: node 'Pad_0' (Pad): pads in mode 'reflect'; convlab pads with zeros only (mode constant)");
+  CHECK(refused("", {0, 1, 0, 0, 0, 0, 0, 0}, "Conv") ==
+        "m.onnx: node 'Pad_0' (Pad): pads the batch or channel axis (only height and width)");
+  CHECK(refused("", {0, 0, -1, 0, 0, 0, 0, 0}, "Conv") ==
+        "m.onnx: node 'Pad_0' (Pad): pads by a negative or out-of-range amount (a crop)");
+  CHECK(refused("", {0, 0, 1, 1, 0, 0, 1, 1}, "MaxPool") ==
+        "m.onnx: node 'MaxPool_1' reads 'padded', the output of a Pad: convlab folds a Pad of zeros only into the Conv "
+        "that reads it");
+}
+
+TEST_CASE("onnx: constants are folded as PyTorch computes F.pad's pads; a bad shape computation is refused by name") {
+  // pads [0, 0, 1, 1] for the last two axes, PyTorch's way: zeros for the others, pairs reversed,
+  // transposed to ONNX's begins-then-ends order.
+  OnnxGraph m(13, {1, 3, 8, 8});
+  m.init("w", {2, 3, 3, 3}, std::vector<float>(54, 1.0f));
+  m.init_ints("torch_pads", {0, 1, 0, 1});  // F.pad's (left, right, top, bottom)
+  m.init_ints("four", {4});
+  m.node("ConstantOfShape", {"four"}, "zeros");
+  m.node("Concat", {"torch_pads", "zeros"}, "eight");
+  one_int(*m.g->mutable_node(1), "axis", 0);
+  m.init_ints("pairs", {-1, 2});
+  m.node("Reshape", {"eight", "pairs"}, "by_axis");
+  m.init_ints("start", {-1});
+  m.init_ints("end", {std::numeric_limits<std::int64_t>::min() + 1});
+  m.init_ints("axis0", {0});
+  m.init_ints("back", {-1});
+  m.node("Slice", {"by_axis", "start", "end", "axis0", "back"}, "reversed");
+  m.node("Transpose", {"reversed"}, "ends_last");
+  ints(*m.g->mutable_node(4), "perm", {1, 0});
+  m.init_ints("flat", {-1});
+  m.node("Reshape", {"ends_last", "flat"}, "pads64");
+  one_int(m.node("Cast", {"pads64"}, "pads"), "to", onnx::TensorProto_DataType_INT64);
+  m.node("Pad", {"input", "pads"}, "padded");
+  ints(m.node("Conv", {"padded", "w"}, "output"), "strides", {2, 2});
+  m.output("output");
+  const Network net = onnx_network(m.bytes(), "torch_pad.onnx");
+  CHECK(net.layers()[0].conv.pad_h == 0);
+  CHECK(net.layers()[0].conv.pad_bottom() == 1);
+  CHECK(net.layers()[0].conv.pad_right() == 1);
+
+  OnnxGraph huge(13, {1, 3, 8, 8});
+  huge.init_ints("shape", {4096, 4096});
+  huge.node("ConstantOfShape", {"shape"}, "zeros");
+  huge.output("zeros");
+  CHECK(refusal(huge) == "m.onnx: node 'ConstantOfShape_0' (ConstantOfShape): would make over 1048576 values");
+  OnnxGraph step0(13, {1, 3, 8, 8});
+  step0.init_ints("data", {1, 2, 3});
+  step0.init_ints("zero", {0});
+  step0.node("Slice", {"data", "zero", "zero", "zero", "zero"}, "s");
+  step0.output("s");
+  CHECK(refusal(step0) == "m.onnx: node 'Slice_0' (Slice): has a step of 0");
+}
+
 TEST_CASE("onnx: Gemm without transB and MatMul + Add give the Gemm's linear layer; Clip(0, 6) is ReLU6") {
   const auto net_with = [](const std::string& tail) {
     OnnxGraph m(13, {-1, 2, 4, 4});
@@ -281,10 +396,9 @@ TEST_CASE("onnx: auto_pad SAME and a free batch; what convlab cannot run is refu
   CHECK(refusal(OnnxGraph(9)) == "m.onnx: opset 9 is not supported (opsets 11 to 17: export with opset_version in that range)");
   CHECK(changed([](OnnxGraph& m) { m.g->mutable_node(6)->set_op_type("Sigmoid"); }).find(
             "m.onnx: node 'Gemm_6' (Sigmoid): is not supported (supported: Conv,") == 0);
-  CHECK(changed([](OnnxGraph& m) {
-          m.g->mutable_node(0)->mutable_attribute(0)->set_ints(2, 0);  // pads top 1, bottom 0
-        }) == "m.onnx: node 'Conv_0' (Conv): its padding differs between the sides (top 1, left 1, bottom 0, right 1): "
-              "convlab's kernels pad each axis evenly");
+  CHECK(changed([](OnnxGraph& m) { ints(*m.g->mutable_node(3), "pads", {0, 0, 1, 1}); }) ==
+        "m.onnx: node 'MaxPool_3' (MaxPool): its padding differs between the sides (top 0, left 0, bottom 1, right 1): "
+        "convlab's pools pad each axis evenly (its convolutions need not)");
   CHECK(changed([](OnnxGraph& m) { m.g->mutable_initializer(0)->set_name("lost"); }) ==
         "m.onnx: node 'Conv_0' (Conv): its weight 'w' is not an initializer or a Constant (convlab needs it fixed)");
   CHECK(changed([](OnnxGraph& m) {

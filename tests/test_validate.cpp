@@ -56,6 +56,28 @@ TEST_CASE("validate: lenet5 matches PyTorch with every CPU kernel") { validate_e
 TEST_CASE("validate: resnet8 matches PyTorch with every CPU kernel") { validate_every_cpu_kernel("resnet8"); }
 TEST_CASE("validate: mobilenet-tiny matches PyTorch with every CPU kernel") { validate_every_cpu_kernel("mobilenet-tiny"); }
 
+#ifdef CONVLAB_WITH_ONNX
+TEST_CASE("validate: a PyTorch CNN padding unevenly (F.pad before its convs), through ONNX, with every CPU kernel") {
+  // tests/data/onnx-padded, by tools/make_padded_onnx.py: 'same' for an even kernel, TensorFlow's
+  // SAME at stride 2, a depthwise conv padded on one side; each conv's output a graph output.
+  const std::string dir = fmt::format("{}/onnx-padded/", CONVLAB_TEST_DATA);
+  const Network net = load_model(dir + "model.onnx", "", 0);
+  REQUIRE(net.layers().size() == 5);  // same4, tf_same, dw, the global average pool, output
+  CHECK(net.layers()[1].conv.pad_h == 0);
+  CHECK(net.layers()[1].conv.pad_bottom() == 1);
+  CHECK(net.layers()[2].conv.pad_h == 2);
+  CHECK(net.layers()[2].conv.pad_bottom() == 0);
+  const TensorFile input = read_safetensors(dir + "input.safetensors"), expect = read_safetensors(dir + "expect.safetensors");
+  for (const std::string& id : kernels_covering(net, Backend::cpu)) {
+    const KernelValidation v = validate_kernel(net, input.tensors.at("input"), expect, id);
+    INFO(describe(v));
+    CHECK(v.pass);
+    CHECK(v.top1_agree == 2);
+    CHECK(v.layers.size() == expect.tensors.size());  // the last layer is "output": one row for it
+  }
+}
+#endif
+
 TEST_CASE("validate: negative control: one corrupted weight tensor fails, at the layer that uses it") {
   Golden g = golden("resnet8", 1);
   g.weights.tensors.at("layer3.0.conv1.weight").values[17] *= -1.0f;  // one sign flipped

@@ -7,7 +7,8 @@
 # that the whole set stays small (about 2.5 MiB); the logits and the deep layers are kept.
 # int8: resnet8 (residual adds) and mobilenet-tiny (depthwise, ReLU6) quantised by PyTorch
 # (export_torch.py --quantize int8) in int8/: quantized.safetensors and a batch of 1 (layer outputs up
-# to 8192 floats: enough for the deep layers to be judged on their own inputs).
+# to 8192 floats: enough for the deep layers to be judged on their own inputs). onnx-padded: the
+# asymmetric-padding set (tools/make_padded_onnx.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-/usr/bin/python3}
@@ -31,4 +32,6 @@ for model in resnet8 mobilenet-tiny; do
   mkdir -p "tests/data/$model/int8"
   mv "$tmp/$model-int8/"{quantized,input,expect}.safetensors "tests/data/$model/int8/"
 done
+# A PyTorch CNN padding unevenly (F.pad before its convs), through ONNX: tests/data/onnx-padded.
+"$python" tools/make_padded_onnx.py --out tests/data/onnx-padded
 du -sh tests/data
