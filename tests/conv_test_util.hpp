@@ -77,6 +77,10 @@ inline std::size_t sweep_size() {
   return env != nullptr ? static_cast<std::size_t>(std::strtoul(env, nullptr, 10)) : 300;
 }
 
+// The sanitizer and emulated-ISA runs (tools/bootstrap.sh shortens their sweep): there the tests
+// whose time is the GPU emulator's leave out what repeats the native run's coverage.
+inline bool short_run() { return sweep_size() < 300; }
+
 inline std::vector<float> random_values(std::int64_t count, std::uint64_t stream) {
   std::vector<float> v(static_cast<std::size_t>(count));
   fill_uniform(v, 1234, stream);
