@@ -84,12 +84,11 @@ Constant constant_of_shape(const onnx::NodeProto& n, const Constant& shape) {
 }
 
 Constant concat(const onnx::NodeProto& n, const std::vector<const Constant*>& inputs) {
-  const onnx::AttributeProto* a = attribute(n, "axis");
+  if (const onnx::AttributeProto* a = attribute(n, "axis"); a != nullptr) axis_in(a->i(), 1);  // 1-D: 0 or -1
   Constant c{.shape = {0}};
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Constant& x = input(inputs, i, "input");
     if (x.shape.size() != 1) throw InputError("concatenates constants of other than one dimension");
-    if (a != nullptr) axis_in(a->i(), 1);
     c.values.insert(c.values.end(), x.values.begin(), x.values.end());
   }
   c.shape[0] = static_cast<std::int64_t>(c.values.size());
