@@ -353,8 +353,11 @@ TEST_CASE("onnx: Softmax over the classes becomes convlab's softmax; over anothe
                                              std::tuple{13, false, std::optional<std::int64_t>(1)},
                                              std::tuple{11, false, std::optional<std::int64_t>()},  // default 1
                                              std::tuple{13, true, std::optional<std::int64_t>(1)}}) {
-    CAPTURE(opset);
-    CAPTURE(flatten);
+    // Copies: clang 14 cannot capture structured bindings in CAPTURE's lambda (C++20 allows it).
+    const int opset_version = opset;
+    const bool flattened = flatten;
+    CAPTURE(opset_version);
+    CAPTURE(flattened);
     const Network net = onnx_network(graph(opset, flatten, axis).bytes(), "softmax.onnx");
     REQUIRE(net.layers().back().kind == LayerKind::softmax);
     CHECK(net.layers().back().name == "output");

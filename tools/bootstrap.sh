@@ -24,8 +24,9 @@ packages=(g++ cmake ninja-build git pkg-config libeigen3-dev libxsimd-dev doctes
           libonnx-dev libprotobuf-dev)  # the ONNX schema: --model path/to/model.onnx
 # numpy recomputes the reported percentiles; torch makes fresh references for the live check
 # (torchvision: the ImageNet-size twins, resnet18 and mobilenet-v2);
-# clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) build the fuzz targets.
-[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch python3-torchvision clang libclang-rt-14-dev)
+# clang, its runtimes (libFuzzer, ASan, UBSan: libclang-rt-14-dev) and OpenMP (libomp-dev) build
+# the sanitizer run and the fuzz targets.
+[[ $mode == test ]] && packages+=(python3 python3-numpy python3-torch python3-torchvision clang libclang-rt-14-dev libomp-dev)
 # On x86: Debian's ARM64 cross compiler, qemu to run its binaries, and the ARM64 libfmt beside the
 # host's (multiarch). Every other dependency is header-only; oneDNN for arm64 does not install
 # beside the host's, so that build has no onednn.conv.
@@ -71,8 +72,11 @@ if [[ $mode == lab ]]; then
 fi
 (cd build && ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" --timeout 600)
 
-# The whole suite again under ASan + UBSan (-O1: fast enough; -g1: file and line in its reports,
-# quicker to build than full debug information). The python checks test python, not convlab's
+# The whole suite again under ASan + UBSan, built by clang: a second compiler over every file, and
+# a quicker build and run than g++'s sanitizers (-O1: fast enough; -g1: file and line in its
+# reports; the test files at -O0, which compiles them in half the time and costs their run nothing
+# measurable; -Wno-pass-failed: at -O1 clang does not vectorize the `omp simd` loops, and says so).
+# The python checks test python, not convlab's
 # memory, and are left to the normal build; with the shorter sweep, the tests that spend their
 # time in the GPU emulator leave out what the normal build covers (tests/conv_test_util.hpp).
 # shellcheck disable=SC2086
@@ -82,8 +86,9 @@ fi
 # AVX-512 machine runs unchanged, so every test also checks the AVX2 kernels and tiles.
 march=()
 [[ $(uname -m) == x86_64 ]] && march=(-DCONVLAB_MARCH=x86-64-v3)
-cmake -S . -B build-asan -G Ninja ${CONVLAB_CMAKE_ARGS:-} -DCONVLAB_SANITIZE=address,undefined -DCONVLAB_CUDA=OFF \
-      "${march[@]}" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" >/dev/null
+cmake -S . -B build-asan -G Ninja ${CONVLAB_CMAKE_ARGS:-} -DCMAKE_CXX_COMPILER=clang++ \
+      -DCONVLAB_SANITIZE=address,undefined -DCONVLAB_CUDA=OFF "${march[@]}" -DCMAKE_BUILD_TYPE=Debug \
+      "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1 -Wno-pass-failed" -DCONVLAB_TEST_CODE_FLAGS=-O0 >/dev/null
 cmake --build build-asan
 (cd build-asan && CONVLAB_SWEEP_PROBLEMS=60 ctest --output-on-failure -j "$(getconf _NPROCESSORS_ONLN)" --timeout 900 \
    -E 'numpy_reproduces_percentiles|torch_live_validation')
@@ -91,9 +96,11 @@ cmake --build build-asan
 # ARM64 (NEON, 4 floats and 32 registers): cross-built, its tests run under qemu user-mode
 # emulation (no binfmt needed). The kernels on the labelled shapes and a reduced random sweep,
 # the networks against PyTorch's goldens, `validate` on one network, and the default lab with a
-# few trials. Timings under qemu mean nothing; only the results are checked.
+# few trials. Timings under qemu mean nothing; only the results are checked. The test files at
+# -O1: a third less compiling than -O3, kernels and harness as released.
 if $arm64; then
-  cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake >/dev/null
+  cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+        -DCONVLAB_TEST_CODE_FLAGS=-O1 >/dev/null
   cmake --build build-arm64 --target convlab convlab_tests
   arm64_tests='^(kernels: (every CPU kernel|randomized sweep, every CPU|deterministic|the registry|NaN|a baseline)'
   arm64_tests+='|reference: |ops: |batchnorm: |models: |network: |validate: |weights: |cpu[.]|int8 '

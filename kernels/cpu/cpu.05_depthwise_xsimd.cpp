@@ -62,7 +62,7 @@ template <int kTile, bool kUnitStride>
 void row_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act, float* out,
               std::int64_t out_channel_stride, std::int64_t c_valid) {
   const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
-  depthwise_tile<kTile>(in, [pixel](int x) { return x * pixel; }, w, bias, g, act, out, out_channel_stride, c_valid);
+  depthwise_tile<kTile>(in, [=](int x) { return x * pixel; }, w, bias, g, act, out, out_channel_stride, c_valid);
 }
 
 // Pixels anywhere in the plane, their offsets from a table the compiler keeps in registers.

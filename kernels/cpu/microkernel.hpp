@@ -106,7 +106,7 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
 template <int kTile, int kKBlocks, bool kUnitStride>
 inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g) {
   const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
-  accumulate_at<kTile, kKBlocks>(acc, in, w, g, [pixel](int x) { return x * pixel; });
+  accumulate_at<kTile, kKBlocks>(acc, in, w, g, [=](int x) { return x * pixel; });
 }
 
 // Every (width, k blocks) instantiation of a tile function, indexed [k blocks - 1][width - 1]
