@@ -76,9 +76,9 @@ fi
 # a quicker build and run than g++'s sanitizers (-O1: fast enough; -g1: file and line in its
 # reports; the test files at -O0, which compiles them in half the time and costs their run nothing
 # measurable; -Wno-pass-failed: at -O1 clang does not vectorize the `omp simd` loops, and says so).
-# The python checks test python, not convlab's
-# memory, and are left to the normal build; with the shorter sweep, the tests that spend their
-# time in the GPU emulator leave out what the normal build covers (tests/conv_test_util.hpp).
+# The python checks test python, not convlab's memory, and are left to the normal build; with the
+# shorter sweep, the tests that spend their time in the GPU emulator leave out what the normal
+# build covers (tests/conv_test_util.hpp).
 # shellcheck disable=SC2086
 # CUDA off there: nvcc output is not instrumented, and the CUDA kernels still run under ASan
 # through the emulator. A shorter random sweep (60 problems per kernel) keeps it within minutes.
