@@ -110,6 +110,8 @@ Constant reshape(const Constant& data, const Constant& shape_input) {
     } else if (shape[i] < 0) {
       throw InputError(fmt::format("has a dimension of {}", shape[i]));
     } else {
+      // Checked before the product: a dimension may be as large as 2^62.
+      if (shape[i] > kMaxFoldedElems) throw InputError(fmt::format("has a dimension of {}", shape[i]));
       known *= std::max<std::int64_t>(shape[i], 1);
       if (known > kMaxFoldedElems) throw InputError("its shape is out of range");
     }

@@ -277,6 +277,12 @@ TEST_CASE("onnx: constants are folded as PyTorch computes F.pad's pads; a bad sh
   step0.node("Slice", {"data", "zero", "zero", "zero", "zero"}, "s");
   step0.output("s");
   CHECK(refusal(step0) == "m.onnx: node 'Slice_0' (Slice): has a step of 0");
+  OnnxGraph wide(13, {1, 3, 8, 8});  // found by fuzz_onnx: 776 x 2^55 overflowed the product
+  wide.init_ints("data", {1, 2, 3});
+  wide.init_ints("shape", {776, std::int64_t{1} << 55});
+  wide.node("Reshape", {"data", "shape"}, "r");
+  wide.output("r");
+  CHECK(refusal(wide) == "m.onnx: node 'Reshape_0' (Reshape): has a dimension of 36028797018963968");
 }
 
 TEST_CASE("onnx: Gemm without transB and MatMul + Add give the Gemm's linear layer; Clip(0, 6) is ReLU6") {
