@@ -102,7 +102,8 @@ Int8NetworkPlan::Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, 
     const QuantParams x = q.activation(l.inputs[0]);
     const Activation a = l.kind == LayerKind::conv ? l.epilogue.activation : l.relu ? Activation::relu : Activation::none;
     convs_.back() = info->plan(p, {w.weight, w.weight_scale, w.bias, x, q.activation(static_cast<int>(i))}, Epilogue{a});
-    kernel_ids_.back() = info->id;
+    const std::string picked = convs_.back()->chosen_kernel();
+    kernel_ids_.back() = picked.empty() ? std::string(info->id) : picked;
     workspace = std::max(workspace, convs_.back()->workspace_bytes());
     memory_.weights_bytes += convs_.back()->weight_bytes();
   }

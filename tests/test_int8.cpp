@@ -187,6 +187,7 @@ TEST_CASE("int8 kernels: every CPU one gives the oracle's bytes on labelled and 
     }
   CHECK(compared["cpu.21_int8_direct_madd"] > 200);
   CHECK(compared["cpu.22_int8_depthwise"] > 60);
+  CHECK(compared["cpu.23_int8_direct_vnni"] > 200);
 }
 
 TEST_CASE("int8 kernels: every CUDA one gives the oracle's bytes on the labelled shapes and 300 random problems, wherever it runs") {
@@ -338,6 +339,22 @@ TEST_CASE("cli: run --precision int8 --per-layer times each int8 layer and names
   CHECK(layers[1]["layer"] == "features.1.dw");
   CHECK(layers[1]["kernel"] == "cpu.22_int8_depthwise");  // cpu.21 runs no depthwise layer
   CHECK(layers[2]["kernel"] == "cpu.21_int8_direct_madd");
+}
+
+TEST_CASE("cli: --kernel cpu.auto with --precision int8 runs cpu.auto_int8, which names the kernel it chose per layer") {
+  const fs::path json = test::scratch() / "int8-auto.json";
+  const test::Outcome o = test::run_convlab("run --model mobilenet-tiny --precision int8 --kernel cpu.auto "
+                                            "--batch 2 --warmup 1 --trials 3 --calibration 4 --eval-inputs 4 --per-layer "
+                                            "--threads 1 --json " + json.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  const auto doc = nlohmann::json::parse(test::slurp(json));
+  REQUIRE(doc["results"].size() == 1);
+  CHECK(doc["results"][0]["kernel"] == "cpu.auto_int8");
+  const auto& layers = doc["results"][0]["per_layer"];
+  REQUIRE(layers.size() == 13);
+  CHECK(layers[1]["kernel"] == "cpu.22_int8_depthwise");  // the only depthwise candidate
+  const std::string dense = layers[2]["kernel"];
+  CHECK((dense == "cpu.21_int8_direct_madd" || dense == "cpu.23_int8_direct_vnni"));  // measured: either may win
 }
 
 TEST_CASE("peak: the int8 probe names its instruction and measures both thread counts") {

@@ -56,9 +56,9 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
       for (const Int8KernelInfo& k : all_int8_kernels())  // ours: each runs every layer, the oracle what it cannot
         if (k.backend == config.backend && !k.baseline) config.kernels.emplace_back(k.id);
   } else {
-    // Ids of either precision; "auto": cpu.auto, and for int8 our fastest int8 kernel.
+    // Ids of either precision; "auto": cpu.auto, and for int8 cpu.auto_int8, its int8 twin.
     for (const std::string& id : split(o.kernels == "auto" ? fmt::format("{}.auto", o.backend) : o.kernels, ',')) {
-      if (id == "cpu.auto" && int8) config.kernels.emplace_back("cpu.21_int8_direct_madd");
+      if (id == "cpu.auto" && int8) config.kernels.emplace_back("cpu.auto_int8");
       if (find_int8_kernel(id) != nullptr) {
         if (!int8) throw InputError(fmt::format("--kernel: {} is an int8 kernel: add --precision int8 (or fp32,int8)", id));
         parse_kernel_ids(id, config.backend, Precision::int8);

@@ -8,8 +8,8 @@
 // Why: no kernel wins everywhere (direct on wide 3x3 layers, Winograd on some stride-1 ones, the
 // depthwise and pointwise kernels on theirs), and the winner moves with the CPU, the batch and
 // the threads: measuring here beats any fixed rule, and plan is outside the timed region.
-// Robust on a noisy machine: at least 5 rounds and 20 ms of timing; a lead under 5% (a close
-// call) gets more rounds, up to 25 or 300 ms; a candidate 30% behind after 3 rounds is dropped.
+// Robust on a noisy machine: at least 5 rounds and 20 ms of timing, more for a close call
+// (plan_timing.hpp, time_interleaved, shared with cpu.auto_int8).
 // Cost: that measuring, reported in --explain with the medians and the margin. The choice is
 // remembered per (machine, build, threads, problem) in a file (auto_select.hpp), so the next run
 // plans without measuring. Not deterministic: two measurements can choose differently.
@@ -33,12 +33,6 @@ namespace convlab::cpu {
 namespace {
 
 constexpr std::string_view kAutoId = "cpu.auto";
-constexpr int kMinRounds = 5, kMaxRounds = 25, kDropAfterRounds = 3;
-constexpr double kMinMeasuringMs = 20;   // tiny layers: more rounds, so a median is not one timer tick
-constexpr int kRoundCap = 200;           // ...but no more than this (medians are re-sorted every round)
-constexpr double kCloseCall = 0.05;      // leads under 5% are re-checked with more rounds
-constexpr double kCloseCallBudgetMs = 300;
-constexpr double kDropBehind = 1.3;      // a candidate this much slower stops being timed
 constexpr double kStrictErrorScale = 8;  // Winograd F(2x2)'s bound; F(4x4)'s is 436 (cpu_kernels.inc)
 
 bool is_candidate(const KernelInfo& k, const ConvProblem& p, bool strict) {
@@ -70,8 +64,8 @@ struct Measurement {
   const KernelInfo* exact = nullptr;  // whose output the others' differences are from
 };
 
-// Times the candidates interleaved until the leader is clear (or the budget is spent). Afterwards
-// the candidates are sorted, fastest first.
+// Times the candidates interleaved (plan_timing.hpp) until the leader is clear, or the budget is
+// spent. Afterwards the candidates are sorted, fastest first.
 Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
   std::vector<const PlannedConv*> plans;
   for (const Candidate& c : candidates) plans.push_back(c.planned.get());
@@ -88,33 +82,11 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
     else if (exact != nullptr)
       c.difference = normalised_difference(buffers.output.get(), reference.get(), p.output_elems());
   }
-  double spent_ms = 0;
-  int round = 0;
-  const auto active = [&] { return std::ranges::count_if(candidates, [](const Candidate& c) { return !c.dropped; }); };
-  while (true) {
-    const std::size_t n = candidates.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      Candidate& c = candidates[(i + round) % n];
-      if (c.dropped) continue;
-      const double ms = buffers.time_ms(*c.planned);
-      c.ms.push_back(ms);
-      spent_ms += ms;
-    }
-    ++round;
-    double leader = INFINITY;
-    for (Candidate& c : candidates)
-      if (!c.dropped) leader = std::min(leader, c.median = median_of(c.ms));
-    if (round >= kDropAfterRounds)
-      for (Candidate& c : candidates) c.dropped = c.dropped || c.median > kDropBehind * leader;
-    if (round < kMinRounds || (spent_ms < kMinMeasuringMs && round < kRoundCap)) continue;
-    double runner_up = INFINITY;
-    for (const Candidate& c : candidates)
-      if (!c.dropped && c.median > leader) runner_up = std::min(runner_up, c.median);
-    const bool clear = active() == 1 || runner_up >= (1 + kCloseCall) * leader;
-    if (clear || round >= kMaxRounds || spent_ms >= kCloseCallBudgetMs) break;
-  }
+  const InterleavedTiming t = time_interleaved(candidates.size(), [&](std::size_t i) { return buffers.time_ms(*candidates[i].planned); });
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    candidates[i].ms = t.ms[i], candidates[i].median = t.median[i], candidates[i].dropped = t.dropped[i];
   std::ranges::stable_sort(candidates, {}, &Candidate::median);
-  return {round, spent_ms, exact};
+  return {t.rounds, t.spent_ms, exact};
 }
 
 std::string explain_measurement(const std::vector<Candidate>& c, const KernelInfo* exact, int rounds, double spent_ms,

@@ -1,9 +1,11 @@
 // Timing planned kernels inside plan, for the kernels that choose by measuring (cpu.auto between
-// kernels, cpu.02 between register tiles): buffers sized for all of them, and one timed run.
+// kernels, cpu.02 between register tiles): buffers sized for all of them, one timed run, and
+// the autos' interleaved measurement.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -38,6 +40,55 @@ inline double median_of(std::vector<double> v) {
   std::ranges::sort(v);
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The cpu.autos' measurement (FP32 and int8), robust on a noisy machine: each round runs every
+// candidate once, in rotated order, so a busy spell falls on all of them; at least 5 rounds and
+// 20 ms of timing; a lead under 5% (a close call) gets more rounds, up to 25 or 300 ms; a
+// candidate 30% behind after 3 rounds is dropped.
+struct InterleavedTiming {
+  std::vector<std::vector<double>> ms;  // per candidate, its timed runs
+  std::vector<double> median;
+  std::vector<bool> dropped;
+  int rounds = 0;
+  double spent_ms = 0;
+};
+
+// Times candidates 0..n-1 with `time_ms(i)` (one run of candidate i, in ms) until the leader is
+// clear or the budget is spent.
+template <class TimeOne>
+InterleavedTiming time_interleaved(std::size_t n, TimeOne time_ms) {
+  constexpr int kMinRounds = 5, kMaxRounds = 25, kDropAfterRounds = 3;
+  constexpr double kMinMeasuringMs = 20;  // tiny layers: more rounds, so a median is not one timer tick
+  constexpr int kRoundCap = 200;          // ...but no more than this (medians are re-sorted every round)
+  constexpr double kCloseCall = 0.05;     // leads under 5% are re-checked with more rounds
+  constexpr double kCloseCallBudgetMs = 300;
+  constexpr double kDropBehind = 1.3;     // a candidate this much slower stops being timed
+  InterleavedTiming t{.ms = std::vector<std::vector<double>>(n), .median = std::vector<double>(n, 0),
+                      .dropped = std::vector<bool>(n, false)};
+  while (true) {
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = (k + static_cast<std::size_t>(t.rounds)) % n;
+      if (t.dropped[i]) continue;
+      t.ms[i].push_back(time_ms(i));
+      t.spent_ms += t.ms[i].back();
+    }
+    ++t.rounds;
+    double leader = INFINITY;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!t.dropped[i]) leader = std::min(leader, t.median[i] = median_of(t.ms[i]));
+    if (t.rounds >= kDropAfterRounds)
+      for (std::size_t i = 0; i < n; ++i) t.dropped[i] = t.dropped[i] || t.median[i] > kDropBehind * leader;
+    if (t.rounds < kMinRounds || (t.spent_ms < kMinMeasuringMs && t.rounds < kRoundCap)) continue;
+    double runner_up = INFINITY;
+    std::size_t active = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      active += !t.dropped[i];
+      if (!t.dropped[i] && t.median[i] > leader) runner_up = std::min(runner_up, t.median[i]);
+    }
+    const bool clear = active == 1 || runner_up >= (1 + kCloseCall) * leader;
+    if (clear || t.rounds >= kMaxRounds || t.spent_ms >= kCloseCallBudgetMs) return t;
+  }
 }
 
 }  // namespace convlab::cpu

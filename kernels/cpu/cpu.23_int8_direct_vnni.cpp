@@ -1,0 +1,228 @@
+// cpu.23_int8_direct_vnni: direct int8 convolution on u8 x s8 channel quads (VNNI's vpdpbusd),
+// requantised in the epilogue.
+//
+// Changes against cpu.21_int8_direct_madd: each step multiplies four input channels at once, on
+// the bytes themselves. run() only transposes the quint8 input to HWC (four channels per 32-bit
+// word), padded with the input zero point; plan packs the qint8 weights to the same quads.
+// One vpdpbusd does four u8 x s8 multiply-adds per output channel lane into int32, exactly (no
+// int16 intermediate: cpu.21's reason to widen is gone), so a register holds 4x the MACs of an
+// FP32 FMA and 2x cpu.21's, and the input copy is a quarter of cpu.21's widened one.
+// The zero point: vpdpbusd multiplies the raw u8 x, not x - zp. So
+//   sum (x - zp) * w = sum x * w - zp * sum w,
+// and zp * sum w (over C x R x S, per output channel) is the compensation plan precomputes; the
+// epilogue subtracts it, one vpsubd per accumulator, before the requantisation. Padding holds zp,
+// the real 0, so its taps cancel in the same subtraction.
+// Without VNNI the build's dot4_add computes the same sums from two vpmaddwd (int8_simd.hpp): the
+// same bytes everywhere, the speed only where the build has VNNI (-march=native on a VNNI CPU).
+// Epilogue and tile as cpu.21 (output-channel blocks x pixels in raster order across row ends),
+// but the tile's shape follows K: 4 x 6, 3 x 8, 2 x 12 or 1 x 16 (AVX2: 2 x 6, 1 x 12).
+// Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.23_int8_direct_vnni,onednn.conv_int8 --interleave
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
+#include "kernels/cpu/int8_simd.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+
+// The register tile: k_blocks output-channel blocks x pixels. Plan takes the fewest blocks that
+// cover K (up to the maximum): padding K = 16 to 64 lanes would waste three quarters of the work.
+// The pixels fill the registers, but at most 16, one block of the epilogue's transpose: measured
+// on a Zen 5, 1 x 16 beat 1 x 24 on 16 channels.
+#if defined(__AVX512BW__)
+constexpr int kAccumulators = 24, kMaxKBlocks = 4;  // of 32 registers, with the weights and an input
+#else
+constexpr int kAccumulators = 12, kMaxKBlocks = 2;  // AVX2: of 16
+#endif
+constexpr int tile_pixels(int k_blocks) { return std::min(16, kAccumulators / k_blocks); }
+using namespace int8;
+constexpr int kBlockBytes = kLanes * 4;  // s8 weights per vector: kLanes channels x 4
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+class Int8VnniConv final : public PlannedInt8Conv {
+ public:
+  Int8VnniConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
+      : p_(p), oh_(p.out_h()), ow_(p.out_w()), quads_(ceil_div(p.c, 4)),
+        k_blocks_(static_cast<int>(std::min<std::int64_t>(kMaxKBlocks, ceil_div(p.k, kLanes)))),
+        groups_(ceil_div(p.k, kLanes * k_blocks_)), tiles_(ceil_div(oh_ * ow_, tile_pixels(k_blocks_))),
+        hp_(p.padded_h()), wp_(p.padded_w()),
+        input_zero_point_(static_cast<std::uint8_t>(w.input.zero_point)) {
+    // Weights: [group][r][s][quad][block][lane][4] s8, zeros past K and past C.
+    const std::int64_t k_padded = groups_ * k_blocks_ * kLanes;
+    weight_.assign(static_cast<std::size_t>(k_padded * p.r * p.s * quads_ * 4), 0);
+    compensation_.assign(static_cast<std::size_t>(k_padded), 0);
+    for (std::int64_t k = 0; k < p.k; ++k)
+      for (std::int64_t c = 0; c < p.c; ++c)
+        for (std::int64_t r = 0; r < p.r; ++r)
+          for (std::int64_t s = 0; s < p.s; ++s) {
+            const std::int64_t g = k / (k_blocks_ * kLanes), block = k / kLanes % k_blocks_, lane = k % kLanes;
+            const std::int64_t at = ((((g * p.r + r) * p.s + s) * quads_ + c / 4) * k_blocks_ + block) * kBlockBytes;
+            const std::int8_t v = w.weight[((k * p.c + c) * p.r + r) * p.s + s];
+            weight_[static_cast<std::size_t>(at + lane * 4 + c % 4)] = v;
+            compensation_[static_cast<std::size_t>(k)] += w.input.zero_point * v;
+          }
+    requantize_ = make_requantization(w, p.k, e.activation);
+    requantize_.multiplier.resize(static_cast<std::size_t>(k_padded), 0.0f);  // whole vectors past K
+    requantize_.offset.resize(static_cast<std::size_t>(k_padded), 0.0f);
+  }
+
+  std::size_t weight_bytes() const override {
+    return weight_.size() + (compensation_.size() + 2 * requantize_.multiplier.size()) * 4;
+  }
+  // The padded HWC input: one 32-bit word per (image, row, column, quad).
+  std::size_t workspace_bytes() const override { return static_cast<std::size_t>(p_.n * hp_ * wp_ * quads_) * 4; }
+  bool changes_layout() const override { return true; }
+  void run_layout_changes_only(const std::uint8_t* input, std::uint8_t*, void* workspace) const override {
+    pack_input(input, static_cast<std::int32_t*>(workspace));
+  }
+
+  void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
+    auto* packed = static_cast<std::int32_t*>(workspace);
+    pack_input(input, packed);
+#pragma omp parallel for collapse(3) schedule(static)
+    for (std::int64_t n = 0; n < p_.n; ++n)
+      for (std::int64_t g = 0; g < groups_; ++g)
+        for (std::int64_t t = 0; t < tiles_; ++t) {
+          const std::int32_t* image = packed + n * hp_ * wp_ * quads_;
+          switch (k_blocks_) {
+            case 1: tile<1>(image, output, n, g, t); break;
+            case 2: tile<2>(image, output, n, g, t); break;
+            case 3: tile<3>(image, output, n, g, t); break;
+            default: tile<kMaxKBlocks>(image, output, n, g, t);
+          }
+        }
+  }
+
+ private:
+  // quint8 NCHW -> HWC channel quads, padded with the zero point (padding and channels past C;
+  // the latter meet zero weights). A pass over every input byte: 16 x 16 byte blocks are
+  // transposed (int8_simd.hpp), the rest a word per quad.
+  void pack_input(const std::uint8_t* input, std::int32_t* packed) const {
+    const std::uint32_t zp4 = std::uint32_t{input_zero_point_} * 0x01010101u;
+    const std::int64_t plane_stride = p_.h * p_.w, full_blocks = p_.c / 16;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (std::int64_t n = 0; n < p_.n; ++n)
+      for (std::int64_t yp = 0; yp < hp_; ++yp) {
+        auto* row = reinterpret_cast<std::uint32_t*>(packed + (n * hp_ + yp) * wp_ * quads_);
+        const std::int64_t y = yp - p_.pad_h;
+        if (y < 0 || y >= p_.h) {
+          std::fill(row, row + wp_ * quads_, zp4);
+          continue;
+        }
+        std::fill(row, row + p_.pad_w * quads_, zp4);
+        std::fill(row + (p_.pad_w + p_.w) * quads_, row + wp_ * quads_, zp4);
+        const std::uint8_t* plane = input + (n * p_.c * p_.h + y) * p_.w;
+        std::uint32_t* pixels = row + p_.pad_w * quads_;
+        const std::int64_t x_blocks = p_.w / 16 * 16;
+        for (std::int64_t b = 0; b < full_blocks; ++b)
+          for (std::int64_t x = 0; x < x_blocks; x += 16)
+            transpose_16x16(plane + b * 16 * plane_stride + x, plane_stride,
+                            reinterpret_cast<std::uint8_t*>(pixels + x * quads_ + b * 4), quads_ * 4);
+        pack_words(plane, pixels, 0, x_blocks, full_blocks * 4, zp4);  // channels past the blocks
+        pack_words(plane, pixels, x_blocks, p_.w, 0, zp4);              // pixels past the blocks
+      }
+  }
+
+  // Pixels [x0, x1), quads from q0 on, one word at a time.
+  void pack_words(const std::uint8_t* plane, std::uint32_t* pixels, std::int64_t x0, std::int64_t x1, std::int64_t q0,
+                  std::uint32_t zp4) const {
+    const std::int64_t plane_stride = p_.h * p_.w;
+    for (std::int64_t x = x0; x < x1; ++x)
+      for (std::int64_t q = q0; q < quads_; ++q) {
+        std::uint32_t word = zp4;
+        for (std::int64_t b = 0; b < 4 && q * 4 + b < p_.c; ++b)
+          word = (word & ~(0xffu << (8 * b))) | std::uint32_t{plane[(q * 4 + b) * plane_stride + x]} << (8 * b);
+        pixels[x * quads_ + q] = word;
+      }
+  }
+
+  template <int kKBlocks, int kTile = tile_pixels(kKBlocks)>
+  void tile(const std::int32_t* image, std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t t) const {
+    const std::int8_t* wg = weight_.data() + g * p_.r * p_.s * quads_ * kKBlocks * kBlockBytes;
+    const std::int64_t p0 = t * kTile;
+    // Each pixel's top-left input word; the last tile's extra ones repeat the last pixel. One
+    // division per tile, then steps: a division per pixel costs as much as a small layer's taps.
+    std::int64_t at[kTile], y = p0 / ow_, x = p0 % ow_;
+    for (int px = 0; px < kTile; ++px) {
+      at[px] = (y * p_.stride_h * wp_ + x * p_.stride_w) * quads_;
+      if (p0 + px + 1 < oh_ * ow_ && ++x == ow_) x = 0, ++y;
+    }
+    IVec acc[kKBlocks][kTile];
+    for (auto& block : acc)
+      for (IVec& a : block) a = zero();
+    for (std::int64_t r = 0; r < p_.r; ++r)
+      for (std::int64_t s = 0; s < p_.s; ++s) {
+        const std::int32_t* in[kTile];
+        for (int px = 0; px < kTile; ++px) in[px] = image + at[px] + (r * p_.dilation_h * wp_ + s * p_.dilation_w) * quads_;
+        const std::int8_t* w = wg + (r * p_.s + s) * quads_ * kKBlocks * kBlockBytes;
+        for (std::int64_t c4 = 0; c4 < quads_; ++c4, w += kKBlocks * kBlockBytes) {
+          IVec b[kKBlocks];
+          for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockBytes);
+          for (int px = 0; px < kTile; ++px) {
+            const IVec a = splat(in[px][c4]);
+            for (int j = 0; j < kKBlocks; ++j) acc[j][px] = dot4_add(acc[j][px], a, b[j]);
+          }
+        }
+      }
+    store(acc, output, n, g, p0);
+  }
+
+  // Requantised to bytes per pixel (lanes are channels), then transposed in 16 x 16 blocks so
+  // that each channel's pixels, contiguous in the NCHW output, are one store: a byte store per
+  // channel and pixel would cost as much as the multiply-adds on a layer of 16 channels.
+  template <int kKBlocks, int kTile>
+  void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
+             std::int64_t p0) const {
+    constexpr int kRows = (kTile + 15) / 16 * 16;
+    const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const std::int64_t pixels = std::min<std::int64_t>(kTile, oh_ * ow_ - p0);
+    alignas(64) std::uint8_t by_pixel[kRows][16] = {}, by_channel[16][16];
+    for (int j = 0; j < kKBlocks; ++j) {
+      const std::int64_t k0 = (g * kKBlocks + j) * kLanes;
+      if (k0 >= p_.k) break;
+      const IVec comp = load(&compensation_[static_cast<std::size_t>(k0)]);
+      for (int px = 0; px < kTile; ++px)
+        requantize_bytes(sub(acc[j][px], comp), &requantize_.multiplier[k0], &requantize_.offset[k0], zp, lo, hi, by_pixel[px]);
+      const std::int64_t lanes = std::min<std::int64_t>(kLanes, p_.k - k0);
+      for (std::int64_t b = 0; b < pixels; b += 16) {
+        transpose_16x16(by_pixel[b], 16, by_channel[0], 16);
+        const std::size_t count = static_cast<std::size_t>(std::min<std::int64_t>(16, pixels - b));
+        for (std::int64_t lane = 0; lane < lanes; ++lane)
+          std::memcpy(output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0 + b, by_channel[lane], count);
+      }
+    }
+  }
+
+  ConvProblem p_;
+  std::int64_t oh_, ow_, quads_;
+  int k_blocks_;
+  std::int64_t groups_, tiles_, hp_, wp_;
+  std::uint8_t input_zero_point_;
+  std::vector<std::int8_t> weight_;
+  std::vector<std::int32_t> compensation_;  // zp * sum of each output channel's weights
+  Requantization requantize_;
+};
+
+}  // namespace
+
+std::string int8_direct_vnni_unsupported(const ConvProblem& p) {
+  if (p.groups != 1) return "groups must be 1 (depthwise and grouped int8 are other kernels)";
+  return {};
+}
+
+std::unique_ptr<PlannedInt8Conv> int8_direct_vnni_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {
+  p.validate();
+  check_int8_weights(p, w);
+  if (const std::string why = int8_direct_vnni_unsupported(p); !why.empty())
+    throw InputError(fmt::format("cpu.23_int8_direct_vnni cannot run {}: {}", to_string(p), why));
+  return std::make_unique<Int8VnniConv>(p, w, e);
+}
+
+}  // namespace convlab::cpu

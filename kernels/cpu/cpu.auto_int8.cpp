@@ -1,0 +1,89 @@
+// cpu.auto_int8: the fastest of our int8 CPU kernels for each layer, chosen by measuring, as
+// cpu.auto does for FP32 (`--kernel cpu.auto` with --precision int8 runs it).
+//
+// Plan asks every other int8 kernel of ours that supports the layer (the oracle and the
+// baselines excluded) to plan it, times them on the layer's real shape and weights, interleaved
+// (plan_timing.hpp, time_interleaved: the FP32 cpu.auto's rules), and keeps the lowest median.
+// Why measure: cpu.23 (VNNI's vpdpbusd) wins where the build has VNNI; without it, cpu.23's
+// two-vpmaddwd form and cpu.21's int16 pairs do the same multiplies with other layout costs, and
+// which is faster depends on the layer and the CPU. Depthwise layers have one candidate, cpu.22.
+// Unlike FP32's, the choice never changes the outputs: every candidate gives the oracle's bytes.
+// Not remembered across runs (int8 plans are few and quick to time).
+// Run: build/convlab run --model resnet8 --precision int8 --kernel cpu.auto --batch 1,32 --per-layer
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
+#include "kernels/cpu/plan_timing.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+
+constexpr std::string_view kAutoId = "cpu.auto_int8", kOracleId = "cpu.20_int8_reference";
+
+bool is_candidate(const Int8KernelInfo& k, const ConvProblem& p) {
+  return k.backend == Backend::cpu && !k.baseline && k.id != kAutoId && k.id != kOracleId && k.supports(p);
+}
+
+class AutoInt8Conv final : public PlannedInt8Conv {
+ public:
+  AutoInt8Conv(std::unique_ptr<PlannedInt8Conv> chosen, std::string_view id) : chosen_(std::move(chosen)), id_(id) {}
+  std::size_t workspace_bytes() const override { return chosen_->workspace_bytes(); }
+  std::size_t weight_bytes() const override { return chosen_->weight_bytes(); }
+  void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
+    chosen_->run(input, output, workspace);
+  }
+  bool changes_layout() const override { return chosen_->changes_layout(); }
+  void run_layout_changes_only(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
+    chosen_->run_layout_changes_only(input, output, workspace);
+  }
+  std::string chosen_kernel() const override { return id_; }
+
+ private:
+  std::unique_ptr<PlannedInt8Conv> chosen_;
+  std::string id_;
+};
+
+}  // namespace
+
+std::string auto_int8_unsupported(const ConvProblem& p) {
+  for (const Int8KernelInfo& k : all_int8_kernels())
+    if (is_candidate(k, p)) return {};
+  return "no other int8 CPU kernel of ours supports it";
+}
+
+std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {
+  p.validate();
+  check_int8_weights(p, w);
+  std::vector<const Int8KernelInfo*> infos;
+  std::vector<std::unique_ptr<PlannedInt8Conv>> plans;
+  for (const Int8KernelInfo& k : all_int8_kernels())
+    if (is_candidate(k, p)) infos.push_back(&k), plans.push_back(k.plan(p, w, e));
+  if (plans.empty()) throw InputError(fmt::format("cpu.auto_int8: {}: {}", to_string(p), auto_int8_unsupported(p)));
+  std::size_t best = 0;
+  if (plans.size() > 1) {
+    // Buffers for all: a fixed input pattern (timing does not depend on the values).
+    std::vector<std::uint8_t> input(static_cast<std::size_t>(p.input_elems())), output(static_cast<std::size_t>(p.output_elems()));
+    for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::uint8_t>(i * 37 % 251);
+    std::size_t bytes = 0;
+    for (const auto& plan : plans) bytes = std::max(bytes, plan->workspace_bytes());
+    const auto workspace = aligned_floats((bytes + sizeof(float) - 1) / sizeof(float));
+    const auto time_ms = [&](std::size_t i) {
+      const auto start = std::chrono::steady_clock::now();
+      plans[i]->run(input.data(), output.data(), workspace.get());
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (std::size_t i = 0; i < plans.size(); ++i) time_ms(i);  // untimed: caches, pages, the thread pool
+    const InterleavedTiming t = time_interleaved(plans.size(), time_ms);
+    for (std::size_t i = 1; i < plans.size(); ++i)
+      if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
+  }
+  return std::make_unique<AutoInt8Conv>(std::move(plans[best]), infos[best]->id);
+}
+
+}  // namespace convlab::cpu
