@@ -18,7 +18,7 @@ the networks per batch.
 (onednn, qnnpack), and times each converted model (float in, QuantStub, int8 layers, DeQuantStub,
 float out). convlab runs `convlab run --precision int8 --quantized F` on the same quantised weights
 and parameters, F written from PyTorch's converted model, with the int8 kernels of --kernels
-(default cpu.21_int8_direct_madd), and times the same span: quantising the input, the int8
+(default cpu.auto: cpu.auto_int8, the fastest int8 kernel of ours per layer), and times the same span: quantising the input, the int8
 layers, dequantising the logits. The ratio is printed per engine.
 """
 import argparse
@@ -79,8 +79,8 @@ def main():
     ap.add_argument("--models", default="all", help="comma-separated, all (the four lab networks) or imagenet "
                                                      "(resnet18, mobilenet-v2; FP32)")
     ap.add_argument("--batches", default="1,32")
-    ap.add_argument("--kernels", help="convlab's candidates for \"ours\" (each must run every layer); default cpu.auto, "
-                                      "int8: cpu.21_int8_direct_madd")
+    ap.add_argument("--kernels", help="convlab's candidates for \"ours\" (each must run every layer); default cpu.auto "
+                                      "(int8: cpu.auto_int8)")
     ap.add_argument("--precision", choices=["fp32", "int8"], default="fp32")
     ap.add_argument("--engines", default="onednn,qnnpack", help="int8: PyTorch's quantised engines to time")
     ap.add_argument("--calibration", type=int, default=32, help="int8: PyTorch's calibration inputs")
@@ -89,7 +89,7 @@ def main():
     ap.add_argument("--trials", type=int, default=50)
     ap.add_argument("--json", help="write the medians and ratios here")
     a = ap.parse_args()
-    a.kernels = a.kernels or ("cpu.21_int8_direct_madd" if a.precision == "int8" else "cpu.auto")
+    a.kernels = a.kernels or "cpu.auto"
     engines = a.engines.split(",") if a.precision == "int8" else []
     for e in engines:
         if e not in torch.backends.quantized.supported_engines:

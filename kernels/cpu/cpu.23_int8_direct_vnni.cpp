@@ -193,9 +193,16 @@ class Int8VnniConv final : public PlannedInt8Conv {
       const std::int64_t lanes = std::min<std::int64_t>(kLanes, p_.k - k0);
       for (std::int64_t b = 0; b < pixels; b += 16) {
         transpose_16x16(by_pixel[b], 16, by_channel[0], 16);
-        const std::size_t count = static_cast<std::size_t>(std::min<std::int64_t>(16, pixels - b));
-        for (std::int64_t lane = 0; lane < lanes; ++lane)
-          std::memcpy(output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0 + b, by_channel[lane], count);
+        constexpr std::int64_t kChunk = std::min(16, kTile);
+        const std::int64_t count = std::min<std::int64_t>(kChunk, pixels - b);
+        for (std::int64_t lane = 0; lane < lanes; ++lane) {
+          std::uint8_t* out = output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0 + b;
+          if (count == kChunk) {
+            std::memcpy(out, by_channel[lane], kChunk);  // a constant size: one store, not a call
+          } else {
+            for (std::int64_t i = 0; i < count; ++i) out[i] = by_channel[lane][i];
+          }
+        }
       }
     }
   }
