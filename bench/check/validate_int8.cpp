@@ -66,10 +66,12 @@ KernelValidation validate_int8_kernel(const QuantizedNetwork& q, const StoredTen
   const std::int64_t batch = input.shape.at(0);
   KernelValidation v{.kernel = kernel_id, .tolerance = {.quanta = kInt8Quanta, .off_share = kInt8OffShare}};
   Int8NetworkPlan plan(q, batch, kernel_id);  // throws for an unknown id
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    if (!has_int8_weights(layers[i])) continue;
+  // The layers the kernel supports (cpu.auto_int8's run the kernel it chose for them).
+  const Int8KernelInfo* info = find_int8_kernel(kernel_id);
+  for (const Layer& l : layers) {
+    if (!has_int8_weights(l)) continue;
     ++v.conv_layers;
-    v.conv_layers_run += plan.kernel_ids()[i] == kernel_id;
+    v.conv_layers_run += info->supports(int8_problem(net, l, batch));
   }
   if (v.conv_layers_run == 0)
     throw InputError(fmt::format("{} supports no conv or linear layer of {} at batch {}", kernel_id, net.name(), batch));
