@@ -12,11 +12,13 @@
 // ones whose loop and requantisation overheads dominated.
 // Bound: the paired copy (each input twice) and the requantisation and byte stores per output.
 // Measured: 0.26-1.0x onednn.conv_int8 on mobilenet-tiny's depthwise layers at batch 32, 1.5-3.6x
-// the row-by-row version it replaced (2-core Zen 3 VM, AVX2, 2026-12-01; bench/RESULTS.md).
+// the row-by-row version it replaced (2-core Zen 3 VM, AVX2, 2026-12-01); on a Zen 5 (VNNI, which
+// oneDNN uses and this kernel does not) 0.45-0.47x geometric mean at batch 32 (bench/RESULTS.md).
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,onednn.conv_int8 --interleave
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -87,6 +89,7 @@ class Int8DepthwiseConv final : public PlannedInt8Conv {
   void channel(const std::uint8_t* in, std::uint8_t* out, std::int64_t c, std::int32_t* slot) const {
     std::int32_t* planes = slot;
     std::int32_t* q = planes + p_.stride_h * p_.stride_w * phase_words();
+    auto* requantized = reinterpret_cast<std::uint8_t*>(q);  // the flat row's outputs, as bytes
     auto* row = reinterpret_cast<std::int16_t*>(q + flat() + kLanes);
     // Phase plane (row phase a, column phase b), word (i, j): the padded input (i sh + a, j sw + b)
     // as value - zero point, paired with its right-hand tap (dilation_w further), 0 outside the image.
@@ -97,7 +100,15 @@ class Int8DepthwiseConv final : public PlannedInt8Conv {
       for (std::int64_t x = 0; x < p_.w; ++x) row[p_.pad_w + x] = static_cast<std::int16_t>(src[x] - input_zero_point_);
       for (std::int64_t b = 0; b < p_.stride_w; ++b) {
         std::int32_t* dst = planes + (y % p_.stride_h * p_.stride_w + b) * phase_words() + y / p_.stride_h * wq_;
-        for (std::int64_t j = 0, x = b; x < wp_; ++j, x += p_.stride_w) dst[j] = pack(row[x], row[x + p_.dilation_w]);
+        if (p_.stride_w == 1) {  // a unit stride the compiler vectorises
+          for (std::int64_t x = 0; x < wp_; ++x) dst[x] = pack(row[x], row[x + p_.dilation_w]);
+        } else if (p_.stride_w == 2 && p_.dilation_w == 1) {
+          // The pairs (x, x + 1) for x = b, b + 2, ... are the row itself from element b: a copy
+          // (the strided loop was a third of the kernel's time on stride-2 layers).
+          std::memcpy(dst, row + b, static_cast<std::size_t>((wp_ - b + 1) / 2) * sizeof(std::int32_t));
+        } else {
+          for (std::int64_t j = 0, x = b; x < wp_; ++j, x += p_.stride_w) dst[j] = pack(row[x], row[x + p_.dilation_w]);
+        }
       }
     }
     const std::int32_t* w = weight_pairs_.data() + c * static_cast<std::int64_t>(offsets_.size());
@@ -108,15 +119,12 @@ class Int8DepthwiseConv final : public PlannedInt8Conv {
     for (std::int64_t v = 0; v < flat(); v += kLanes) {
       IVec acc = zero();
       for (std::size_t t = 0; t < offsets_.size(); ++t) acc = madd_add(acc, load(planes + offsets_[t] + v), splat(w[t]));
-      requantize(acc, multiplier, offset, zp, lo, hi, q + v);
+      requantize_bytes(acc, multiplier, offset, zp, lo, hi, requantized + v);
     }
-    // Columns from ow on are junk, computed and dropped. Locals and restrict: a byte store may
-    // alias anything, and the compiler would reload the sizes after each one.
-    const std::int64_t oh = oh_, ow = ow_, wq = wq_;
-    const std::int32_t* __restrict from = q;
-    std::uint8_t* __restrict to = out;
-    for (std::int64_t y = 0; y < oh; ++y)
-      for (std::int64_t x = 0; x < ow; ++x) to[y * ow + x] = static_cast<std::uint8_t>(from[y * wq + x]);
+    // Columns from ow on are junk, computed and dropped: a copy per output row (a byte store per
+    // output was an eighth of the kernel's time).
+    for (std::int64_t y = 0; y < oh_; ++y)
+      std::memcpy(out + y * ow_, requantized + y * wq_, static_cast<std::size_t>(ow_));
   }
 
   ConvProblem p_;
