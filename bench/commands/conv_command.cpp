@@ -15,6 +15,8 @@
 #include "bench/harness/interrupt.hpp"
 #include "kernels/common/backends.hpp"
 #include "kernels/common/error.hpp"
+#include "kernels/common/int8_kernel.hpp"
+#include "kernels/common/kernel.hpp"
 #include "bench/report/wording.hpp"
 
 namespace convlab {
@@ -49,6 +51,21 @@ int run_conv(const ConvOptions& o) {
   config.backend = parse_backend(o.backend);
   config.precision = parse_precision(o.precision);
   if (o.kernels != "all") config.kernels = parse_kernel_ids(o.kernels, config.backend, config.precision);
+  // A named kernel that runs none of the problems would only be missing from the table.
+  for (const std::string& id : config.kernels) {
+    const Int8KernelInfo* int8 = config.precision == Precision::int8 ? find_int8_kernel(id) : nullptr;
+    const KernelInfo* fp32 = int8 == nullptr ? find_kernel(id) : nullptr;
+    std::string why;
+    bool runs = false;
+    for (const NamedProblem& np : config.problems)
+      for (const std::int64_t batch : config.batches.empty() ? std::vector{np.problem.n} : config.batches) {
+        const ConvProblem p = np.problem.with_batch(batch);
+        const std::string reason = int8 != nullptr ? int8->unsupported(p) : fp32->unsupported(p);
+        runs = runs || reason.empty();
+        if (why.empty() && !reason.empty()) why = fmt::format("{}: {}", to_string(p), reason);
+      }
+    if (!runs) throw InputError(fmt::format("--kernel: {} runs none of the problems ({})", id, why));
+  }
   require_backend(config.backend);
   config.protocol = {.warmup = o.warmup, .trials = o.trials};
   config.interleave = o.interleave;
