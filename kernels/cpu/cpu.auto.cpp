@@ -80,7 +80,7 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
     buffers.time_ms(*c.planned, is_reference ? reference.get() : nullptr);
     if (is_reference) exact = c.info;
     else if (exact != nullptr)
-      c.difference = normalised_difference(buffers.output.get(), reference.get(), p.output_elems());
+      c.difference = normalised_difference(buffers.output(), reference.get(), p.output_elems());
   }
   const InterleavedTiming t = time_interleaved(candidates.size(), [&](std::size_t i) { return buffers.time_ms(*candidates[i].planned); });
   for (std::size_t i = 0; i < candidates.size(); ++i)

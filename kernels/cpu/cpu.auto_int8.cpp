@@ -10,8 +10,6 @@
 // Unlike FP32's, the choice never changes the outputs: every candidate gives the oracle's bytes.
 // Not remembered across runs (int8 plans are few and quick to time).
 // Run: build/convlab run --model resnet8 --precision int8 --kernel cpu.auto --batch 1,32 --per-layer
-#include <algorithm>
-#include <chrono>
 #include <vector>
 
 #include <fmt/format.h>
@@ -67,17 +65,10 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
   if (plans.empty()) throw InputError(fmt::format("cpu.auto_int8: {}: {}", to_string(p), auto_int8_unsupported(p)));
   std::size_t best = 0;
   if (plans.size() > 1) {
-    // Buffers for all: a fixed input pattern (timing does not depend on the values).
-    std::vector<std::uint8_t> input(static_cast<std::size_t>(p.input_elems())), output(static_cast<std::size_t>(p.output_elems()));
-    for (std::size_t i = 0; i < input.size(); ++i) input[i] = static_cast<std::uint8_t>(i * 37 % 251);
-    std::size_t bytes = 0;
-    for (const auto& plan : plans) bytes = std::max(bytes, plan->workspace_bytes());
-    const auto workspace = aligned_floats((bytes + sizeof(float) - 1) / sizeof(float));
-    const auto time_ms = [&](std::size_t i) {
-      const auto start = std::chrono::steady_clock::now();
-      plans[i]->run(input.data(), output.data(), workspace.get());
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    };
+    std::vector<const PlannedInt8Conv*> views;
+    for (const auto& plan : plans) views.push_back(plan.get());
+    const TimingBuffers<PlannedInt8Conv> buffers(p, views);
+    const auto time_ms = [&](std::size_t i) { return buffers.time_ms(*plans[i]); };
     for (std::size_t i = 0; i < plans.size(); ++i) time_ms(i);  // untimed: caches, pages, the thread pool
     const InterleavedTiming t = time_interleaved(plans.size(), time_ms);
     for (std::size_t i = 1; i < plans.size(); ++i)

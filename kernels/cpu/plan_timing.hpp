@@ -7,34 +7,49 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
 
 namespace convlab::cpu {
 
 // An input (a fixed pattern: timing does not depend on the values), an output and a workspace
-// large enough for every kernel in `plans`, all planned for problem p.
-struct PlanTimingBuffers {
-  std::unique_ptr<float[], detail::AlignedFree> input, output, workspace;
+// large enough for every kernel in `plans`, all planned for problem p. FP32 kernels read floats,
+// int8 kernels (PlannedInt8Conv) bytes.
+template <class Plan>
+struct TimingBuffers {
+  using Value = std::conditional_t<std::is_same_v<Plan, PlannedInt8Conv>, std::uint8_t, float>;
+  std::unique_ptr<float[], detail::AlignedFree> input_storage, output_storage, workspace;  // aligned
 
-  PlanTimingBuffers(const ConvProblem& p, const std::vector<const PlannedConv*>& plans)
-      : input(aligned_floats(static_cast<std::size_t>(p.input_elems()))),
-        output(aligned_floats(static_cast<std::size_t>(p.output_elems()))) {
-    for (std::int64_t i = 0; i < p.input_elems(); ++i) input[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+  TimingBuffers(const ConvProblem& p, const std::vector<const Plan*>& plans)
+      : input_storage(aligned_floats(floats_for(p.input_elems()))), output_storage(aligned_floats(floats_for(p.output_elems()))) {
+    for (std::int64_t i = 0; i < p.input_elems(); ++i)
+      input()[i] = std::is_same_v<Value, float> ? static_cast<Value>(static_cast<float>(i % 7) * 0.25f - 0.75f)
+                                                : static_cast<Value>(i * 37 % 251);
     std::size_t bytes = 0;
-    for (const PlannedConv* plan : plans) bytes = std::max(bytes, plan->workspace_bytes());
+    for (const Plan* plan : plans) bytes = std::max(bytes, plan->workspace_bytes());
     workspace = aligned_floats((bytes + sizeof(float) - 1) / sizeof(float));
   }
 
+  Value* input() const { return reinterpret_cast<Value*>(input_storage.get()); }
+  Value* output() const { return reinterpret_cast<Value*>(output_storage.get()); }
+
   // One run of `plan`, in milliseconds (into `out`, default the shared output).
-  double time_ms(const PlannedConv& plan, float* out = nullptr) const {
+  double time_ms(const Plan& plan, Value* out = nullptr) const {
     const auto start = std::chrono::steady_clock::now();
-    plan.run(input.get(), out != nullptr ? out : output.get(), workspace.get());
+    plan.run(input(), out != nullptr ? out : output(), workspace.get());
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
+
+ private:
+  static std::size_t floats_for(std::int64_t values) {
+    return (static_cast<std::size_t>(values) * sizeof(Value) + sizeof(float) - 1) / sizeof(float);
+  }
 };
+using PlanTimingBuffers = TimingBuffers<PlannedConv>;
 
 inline double median_of(std::vector<double> v) {
   std::ranges::sort(v);
