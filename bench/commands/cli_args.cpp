@@ -73,7 +73,8 @@ Observer parse_observer(const std::string& text) {
 std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend, Precision precision) {
   std::vector<std::string> ids = split(list, ',');
   if (precision == Precision::int8) {
-    for (const std::string& id : ids) {
+    for (std::string& id : ids) {
+      if (id == "cpu.auto" && backend == Backend::cpu) id = kAutoInt8Id;
       const Int8KernelInfo* k = find_int8_kernel(id);
       if (k != nullptr && k->backend == backend) continue;
       for (const AbsentKernel& a : absent_kernels())

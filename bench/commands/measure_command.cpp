@@ -58,7 +58,7 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   } else {
     // Ids of either precision; "auto": cpu.auto, and for int8 cpu.auto_int8, its int8 twin.
     for (const std::string& id : split(o.kernels == "auto" ? fmt::format("{}.auto", o.backend) : o.kernels, ',')) {
-      if (id == "cpu.auto" && int8) config.kernels.emplace_back("cpu.auto_int8");
+      if (id == "cpu.auto" && int8) config.kernels.emplace_back(kAutoInt8Id);
       if (find_int8_kernel(id) != nullptr) {
         if (!int8) throw InputError(fmt::format("--kernel: {} is an int8 kernel: add --precision int8 (or fp32,int8)", id));
         parse_kernel_ids(id, config.backend, Precision::int8);
