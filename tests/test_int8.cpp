@@ -224,7 +224,7 @@ TEST_CASE("int8 kernels: every CUDA one gives the oracle's bytes on the labelled
       CHECK(random == test::sweep_size());
     }
   }
-  CHECK(kernels == 2);  // cuda.20 (__dp4a) and cuda.21 (mma.sync)
+  CHECK(kernels == 3);  // cuda.20 (__dp4a), cuda.21 (mma.sync), cuda.22 (direct, every group count)
 }
 
 TEST_CASE("int8 kernels: a CUDA one refuses what it cannot run, by name") {

@@ -20,12 +20,8 @@ __global__ void conv_naive(ConvArgs a) {
   const long long total = static_cast<long long>(p.n) * p.k * p.oh * p.ow;
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
-  const int ox = static_cast<int>(i % p.ow);
-  const int oy = static_cast<int>(i / p.ow % p.oh);
-  const int k = static_cast<int>(i / (static_cast<long long>(p.ow) * p.oh) % p.k);
-  const int n = static_cast<int>(i / (static_cast<long long>(p.ow) * p.oh * p.k));
-  const int cpg = p.c / p.groups, kpg = p.k / p.groups;
-  const int c0 = k / kpg * cpg;  // first input channel of this output channel's group
+  const auto [n, k, oy, ox, c0] = output_element(p, i);
+  const int cpg = p.c / p.groups;
   float acc = 0.0f;
   for (int c = 0; c < cpg; ++c) {
     const float* plane = a.in + (static_cast<long long>(n) * p.c + c0 + c) * p.h * p.w;

@@ -74,5 +74,11 @@ __global__ void linear(const float* in, int batch, int in_features, const float*
                        int out_features, float* out, int relu);
 __global__ void add(const float* a, const float* b, float* out, long long count, int relu);
 __global__ void softmax(const float* in, int batch, int classes, float* out);
+// An int8 network's (kernels/cuda/ops_int8.cu).
+__global__ void quantize_u8(const float* in, unsigned char* out, long long count, float scale, int zero_point);
+__global__ void dequantize_u8(const unsigned char* in, float* out, long long count, float scale, int zero_point);
+__global__ void pool2d_u8(PoolArgsU8 a, int average);
+__global__ void global_avg_pool_u8(const unsigned char* in, int planes, int plane_size, unsigned char* out);
+__global__ void add_u8(AddArgsU8 a);
 
 }  // namespace convlab::cuda

@@ -12,6 +12,7 @@
 
 #include "generated/cuda_kernel_sources.inc"
 #include "kernels/cuda/ops.cu"
+#include "kernels/cuda/ops_int8.cu"
 #include "kernels/cuda/launching_runtime.hpp"
 
 namespace convlab::cuda {

@@ -8,9 +8,21 @@
 namespace convlab::cuda {
 
 // The CUDA kernels speak the backend-neutral argument types (kernels/gpu/conv_args.hpp).
-using gpu::ConvArgs, gpu::ConvShape, gpu::FusedPool, gpu::Int8ConvArgs, gpu::PoolArgs;
+using gpu::ConvArgs, gpu::ConvShape, gpu::FusedPool, gpu::Int8ConvArgs, gpu::PoolArgs, gpu::PoolArgsU8, gpu::AddArgsU8;
 using gpu::kActNone, gpu::kActRelu, gpu::kActRelu6;
 using gpu::kPoolNone, gpu::kPoolMax, gpu::kPoolAvg, gpu::kPoolGlobalAvg;
+
+// Output element i of an NCHW output (ow fastest), for the kernels with a thread per output
+// (cuda.00, cuda.22): its image, channel, position, and the first input channel of its group.
+struct OutputElement {
+  int n, k, oy, ox, c0;
+};
+__device__ __forceinline__ OutputElement output_element(const ConvShape& p, long long i) {
+  const long long plane = static_cast<long long>(p.oh) * p.ow;
+  const int k = static_cast<int>(i / plane % p.k);
+  return {static_cast<int>(i / (plane * p.k)), k, static_cast<int>(i / p.ow % p.oh), static_cast<int>(i % p.ow),
+          k / (p.k / p.groups) * (p.c / p.groups)};
+}
 
 // out = act(acc + bias[k] + residual[i]). Like the CPU's `activate`, NaN passes through the ReLU
 // (a comparison with NaN is false), so a broken input is never hidden.

@@ -26,6 +26,19 @@ class LaunchingRuntime : public Base {
   void conv_int8(const gpu::Int8ConvKernel& kernel, const Int8ConvArgs& a) override {
     kInt8ConvLaunches[&kernel - int8_conv_kernels().data()](launch_, a);
   }
+  void quantize(const float* in, unsigned char* out, long long count, float scale, int zero_point) override {
+    launch_(elementwise_launch(count), cuda::quantize_u8, in, out, count, scale, zero_point);
+  }
+  void dequantize(const unsigned char* in, float* out, long long count, float scale, int zero_point) override {
+    launch_(elementwise_launch(count), cuda::dequantize_u8, in, out, count, scale, zero_point);
+  }
+  void pool_u8(const PoolArgsU8& a, bool average) override {
+    launch_(elementwise_launch(static_cast<long long>(a.planes) * a.oh * a.ow), pool2d_u8, a, average ? 1 : 0);
+  }
+  void global_avg_pool_u8(const unsigned char* in, int planes, int plane_size, unsigned char* out) override {
+    launch_(warp_launch(planes), cuda::global_avg_pool_u8, in, planes, plane_size, out);
+  }
+  void add_u8(const AddArgsU8& a) override { launch_(elementwise_launch(a.count), cuda::add_u8, a); }
   void pool(const PoolArgs& a, bool average) override {
     launch_(elementwise_launch(static_cast<long long>(a.planes) * a.oh * a.ow), pool2d, a, average ? 1 : 0);
   }

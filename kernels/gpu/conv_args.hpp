@@ -70,4 +70,27 @@ struct PoolArgs {
   int kernel, stride, pad;
 };
 
+// An int8 network's pooling layer on quint8 bytes, as kernels/cpu/ops.hpp's max_pool2d_u8 and
+// avg_pool2d_u8: a max over the window's real taps; an average of (q - zero_point) over the
+// window's area (padding, the real 0, adds nothing and counts), rounded half to even.
+struct PoolArgsU8 {
+  const unsigned char* in;
+  unsigned char* out;
+  int planes, h, w, oh, ow;  // planes = n * c
+  int kernel, stride, pad;
+  int zero_point;            // the input's (and the output's: a pool keeps its input's quantisation)
+};
+
+// An int8 residual add, as ops::add_u8: out = max(lo, saturate(nearbyint(fma(a_scale, a - a_zero_point,
+// b_scale * (b - b_zero_point))) + out_zero_point)), the scales already divided by the output's.
+struct AddArgsU8 {
+  const unsigned char* a;
+  const unsigned char* b;
+  unsigned char* out;
+  long long count;
+  float a_scale, b_scale;
+  int a_zero_point, b_zero_point, out_zero_point;
+  int lo;  // the output zero point when a ReLU follows the add, else 0
+};
+
 }  // namespace convlab::gpu

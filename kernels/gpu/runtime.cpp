@@ -16,6 +16,22 @@ void GpuRuntime::conv_int8(const Int8ConvKernel& kernel, const Int8ConvArgs&) {
   throw InputError(fmt::format("'{}': the {} backend has no int8 kernels", kernel.id, name()));
 }
 
+void GpuRuntime::quantize(const float*, unsigned char*, long long, float, int) {
+  throw InputError(fmt::format("quantize: the {} backend has no int8 ops", name()));
+}
+void GpuRuntime::dequantize(const unsigned char*, float*, long long, float, int) {
+  throw InputError(fmt::format("dequantize: the {} backend has no int8 ops", name()));
+}
+void GpuRuntime::pool_u8(const PoolArgsU8&, bool) {
+  throw InputError(fmt::format("int8 pooling: the {} backend has no int8 ops", name()));
+}
+void GpuRuntime::global_avg_pool_u8(const unsigned char*, int, int, unsigned char*) {
+  throw InputError(fmt::format("int8 global average pooling: the {} backend has no int8 ops", name()));
+}
+void GpuRuntime::add_u8(const AddArgsU8&) {
+  throw InputError(fmt::format("int8 add: the {} backend has no int8 ops", name()));
+}
+
 void GpuRuntime::upload_bytes(void* device, const void* host, std::size_t bytes) {
   std::vector<float> padded((bytes + 3) / 4, 0.0f);
   std::memcpy(padded.data(), host, bytes);

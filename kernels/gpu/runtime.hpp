@@ -77,6 +77,14 @@ class GpuRuntime {
   // The others keep these defaults, which say that they have none.
   virtual const Int8ConvKernel& int8_conv_kernel(std::string_view kernel_id) const;
   virtual void conv_int8(const Int8ConvKernel& kernel, const Int8ConvArgs& a);
+  // And the other operators of an int8 network (models/gpu_int8_network.hpp), with the arithmetic
+  // of kernels/cpu/ops.hpp's u8 twins, so the bytes match the CPU's: QuantStub, DeQuantStub, pools
+  // that keep their input's quantisation, the residual add with its own.
+  virtual void quantize(const float* in, unsigned char* out, long long count, float scale, int zero_point);
+  virtual void dequantize(const unsigned char* in, float* out, long long count, float scale, int zero_point);
+  virtual void pool_u8(const PoolArgsU8& a, bool average);
+  virtual void global_avg_pool_u8(const unsigned char* in, int planes, int plane_size, unsigned char* out);
+  virtual void add_u8(const AddArgsU8& a);
 
   // Bytes to and from device memory allocated in floats (allocate((bytes + 3) / 4)): through a
   // host copy padded to whole floats. Not for timed loops: they wait for the copy to finish.
