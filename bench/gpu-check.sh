@@ -7,7 +7,8 @@
 #      (TF32 off), batch 4;
 #   3. benchmark batch 1 and 32, eager, with transfers and as a CUDA Graph, against PyTorch
 #      (cuDNN) eager FP32 and TF32 on the same weights; the largest layers alone, our FP32 and TF32
-#      kernels against cuDNN's, and the int8 kernels on the same layers.
+#      kernels against cuDNN's, and the int8 kernels on the same layers; int8 networks against our
+#      FP32 on the device, and PyTorch's quantised models validated with every CUDA int8 kernel.
 # Results (JSON, the summary with the ratios, the single-layer conv-*.json that the README's CUDA
 # progression table is made from, the log) go to $OUT (or ./gpu-check-out).
 # Without Debian packages on that machine, stage the dependencies first where they are installed:
@@ -57,9 +58,18 @@ run build-gpu/convlab run --backend cuda --model lab-cnn --weights "$work/lab-cn
   --batch 1 --warmup 10 --trials 100 --cuda-graph --no-fuse --json "$work/nofuse-lab-cnn.json"
 run build-gpu/convlab conv --backend cuda --problem "${layers%%,*}" --kernel all --json "$work/conv-1.json"
 run build-gpu/convlab conv --backend cuda --problem "${layers##*,}" --kernel all --json "$work/conv-2.json"
-# The int8 kernels (cuda.20 __dp4a, cuda.21 mma.sync) on the same two layers, checked against the int8 oracle.
+# The int8 kernels (cuda.20 __dp4a, cuda.21 mma.sync, cuda.22 direct) on the same two layers, checked against the int8 oracle.
 run build-gpu/convlab conv --backend cuda --precision int8 --problem "${layers%%,*}" --kernel all --json "$work/conv-int8-1.json"
 run build-gpu/convlab conv --backend cuda --precision int8 --problem "${layers##*,}" --kernel all --json "$work/conv-int8-2.json"
+# Int8 networks on the device (convlab's own calibration) against our FP32 in the same run, and
+# PyTorch's quantised models (tests/data, made on the CPU) validated with every CUDA int8 kernel.
+for m in resnet8 mobilenet-tiny; do
+  run build-gpu/convlab run --backend cuda --model "$m" --precision fp32,int8 --kernel all --batch 1,32 --warmup 10 \
+    --trials 100 --json "$work/int8-run-$m.json"
+  run build-gpu/convlab validate --backend cuda --precision int8 --model "$m" --kernel all \
+    --weights "tests/data/$m/int8/quantized.safetensors" --input "tests/data/$m/int8/input.safetensors" \
+    --expect "tests/data/$m/int8/expect.safetensors" --json "$work/int8-validate-$m.json"
+done
 step "benchmark: PyTorch (cuDNN) on the same weights"
 run python3 tools/torch_gpu_bench.py --weights-dir "$work" --models "$(IFS=,; echo "${models[*]}")" --batches 1,32 \
   --layers "$layers" --out "$out/torch_gpu.json"

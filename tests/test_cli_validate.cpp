@@ -97,7 +97,9 @@ TEST_CASE("cli validate --precision int8: one flipped int8 weight fails (exit 1)
 }
 
 TEST_CASE("cli validate --precision int8: bad usage exits 2 with one line") {
-  check_usage_error(int8_args("resnet8") + " --backend cuda", "--precision int8 runs on the CPU");
+  check_usage_error(int8_args("resnet8") + " --backend metal", "--precision int8: the metal backend has no int8 kernels");
+  check_usage_error(int8_args("resnet8") + " --backend cuda --kernel cpu.23_int8_direct_vnni",
+                    "'cpu.23_int8_direct_vnni' is not an int8 kernel of cuda");
   check_usage_error(int8_args("resnet8") + " --kernel cpu.01_im2col_eigen", "cpu.01_im2col_eigen");
   check_usage_error(int8_args("resnet8") + " --kernel cpu.22_int8_depthwise",
                     "--kernel: cpu.22_int8_depthwise supports no conv or linear layer of resnet8");

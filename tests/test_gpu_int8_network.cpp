@@ -1,7 +1,7 @@
 // Int8 networks on a GPU runtime (models/gpu_int8_network.hpp): the u8 ops of
-// kernels/cuda/ops_int8.cu against the CPU's, byte for byte, and every small reference network
-// run end to end with each CUDA int8 kernel giving the CPU int8 oracle's bytes at every layer, on
-// the emulator (and on the GPU when there is one).
+// kernels/cuda/ops_int8.cu against the CPU's, byte for byte; every small reference network run end
+// to end with each CUDA int8 kernel giving the CPU int8 oracle's bytes at every layer; PyTorch's
+// quantised models validated; `run`'s int8 GPU rows. On the emulator, and on the GPU when there is one.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,12 +11,16 @@
 #include <vector>
 
 #include "bench/check/quantization_effect.hpp"
+#include "bench/check/validate_int8.hpp"
+#include "bench/harness/gpu_model_bench.hpp"
 #include "conv_test_util.hpp"
 #include "kernels/common/error.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "models/catalog.hpp"
 #include "models/gpu_int8_network.hpp"
+#include "models/quantized_file.hpp"
 #include "models/quantized_network.hpp"
+#include "models/safetensors.hpp"
 
 using namespace convlab;
 
@@ -196,4 +200,63 @@ TEST_CASE("int8 networks on a GPU runtime: a kernel that is not the runtime's in
   CHECK_THROWS_WITH_AS(GpuInt8NetworkPlan(q, 1, "cuda.20_int8_dp4a", test::metal_emulator()),
                        doctest::Contains("has no int8 kernels"), InputError);
 #endif
+}
+
+TEST_CASE("int8 networks on a GPU runtime: PyTorch's quantised models validate with every CUDA int8 kernel; a flipped weight fails") {
+  for (const std::string model : {"resnet8", "mobilenet-tiny"}) {
+    CAPTURE(model);
+    const std::string dir = std::string(CONVLAB_TEST_DATA) + "/" + model + "/int8/";
+    const Network net = model_or_throw(model).build(seeded_weights(0));  // the architecture; the file has the weights
+    TensorFile file = read_safetensors(dir + "quantized.safetensors");
+    const QuantizedNetwork q = load_quantized(net, file, "quantized.safetensors");
+    const TensorFile input = read_safetensors(dir + "input.safetensors"), expect = read_safetensors(dir + "expect.safetensors");
+    const std::int64_t batch = input.tensors.at("input").shape[0];
+    const std::vector<std::string> covering = int8_kernels_covering(net, batch, Backend::cuda);
+    CHECK(covering == std::vector<std::string>{"cuda.20_int8_dp4a", "cuda.21_int8_mma", "cuda.22_int8_direct"});
+    for (const test::Executor& e : cuda_runtimes())
+      for (const std::string& id : covering) {
+        CAPTURE(std::string(e.name));
+        CAPTURE(id);
+        const KernelValidation v = validate_int8_kernel(q, input.tensors.at("input"), expect, id, e.gpu);
+        CHECK_MESSAGE(v.pass, describe(v));
+        CHECK(v.conv_layers_run > 0);
+      }
+    if (model != "resnet8") continue;
+    std::vector<std::int64_t>& w = file.tensors.at("layer3.0.conv1.weight").integers;
+    const auto largest = std::ranges::max_element(w, {}, [](std::int64_t v) { return v < 0 ? -v : v; });
+    *largest = -std::max<std::int64_t>(*largest, -127);
+    const QuantizedNetwork flipped = load_quantized(net, file, "flipped");
+    const KernelValidation v = validate_int8_kernel(flipped, input.tensors.at("input"), expect, "cuda.21_int8_mma", &test::emulator());
+    CHECK_FALSE(v.pass);
+    CHECK(v.first_divergent == "layer3.0.conv1");
+  }
+}
+
+TEST_CASE("int8 networks on a GPU runtime: a lab run gives eager and with-transfers int8 rows, checked against the CPU oracle") {
+  const Network net = model_or_throw("mobilenet-tiny").build(seeded_weights(1));
+  const QuantizedNetwork q(net, seeded_inputs(net, 4, 5, 1000), "min/max calibration on 4 seeded inputs");
+  const Int8Model int8{q, measure_quantization_effect(q, seeded_inputs(net, 4, 5, 2000), "cpu.20_int8_reference")};
+  ModelBenchConfig config{.model = "mobilenet-tiny", .backend = Backend::cuda, .kernels = {"cuda.20_int8_dp4a"},
+                          .batches = {1, 2}, .protocol = {.warmup = 1, .trials = 3}};
+  const std::vector<Result> rows = run_gpu_model_bench(config, net, test::emulator(), {}, &int8);
+  REQUIRE(rows.size() == 4);
+  for (const Result& r : rows) {
+    CAPTURE(r.mode);
+    CHECK_MESSAGE(r.status == ResultStatus::ok, r.error);
+    CHECK(r.precision == Precision::int8);
+    CHECK(r.quantization.has_value());
+    CHECK(r.measurement.samples_ms.size() == 3);
+    CHECK(r.model_memory.weights_bytes > 0);
+    // The depthwise layers are named with the kernel that ran them.
+    CHECK(std::ranges::count_if(r.choices, [](const std::string& c) { return c.find(": cuda.22_int8_direct") != std::string::npos; }) > 0);
+  }
+  CHECK(rows[0].mode == "eager");
+  CHECK(rows[1].mode == "eager+transfers");
+  config.per_layer = true;
+  config.batches = {1};
+  const std::vector<Result> profiled = run_gpu_model_bench(config, net, test::emulator(), {}, &int8);
+  REQUIRE(profiled.at(0).layer_times.size() == net.layers().size());
+  CHECK(profiled[0].layer_times[0].kernel == "cuda.20_int8_dp4a");
+  // Without the quantised model an int8 kernel is refused by name.
+  CHECK_THROWS_WITH_AS(run_gpu_model_bench(config, net, test::emulator(), {}), doctest::Contains("cuda.20_int8_dp4a"), InputError);
 }

@@ -313,8 +313,10 @@ TEST_CASE("cli: run --precision fp32,int8 times both in one run and says what in
                           "--kernel: cpu.21_int8_direct_madd is an int8 kernel: add --precision int8");
   test::check_usage_error("run --model resnet8 --precision int8 --kernel cpu.02_direct_xsimd",
                           "--kernel: cpu.02_direct_xsimd is an fp32 kernel: add --precision fp32");
-  test::check_usage_error("run --model resnet8 --precision int8 --backend cuda",
-                          "--precision int8: int8 networks run on the CPU backend only for now");
+  test::check_usage_error("run --model resnet8 --precision int8 --backend metal",
+                          "--precision int8: the metal backend has no int8 kernels");
+  test::check_usage_error("run --model resnet8 --precision int8 --backend cuda --kernel cpu.21_int8_direct_madd",
+                          "'cpu.21_int8_direct_madd' is not an int8 kernel of cuda");
   test::check_usage_error("run --model resnet8 --precision int8 --eval-inputs 0", "--eval-inputs: 0 must be at least 1");
   test::check_usage_error("run --model resnet8 --precision int8 --kernel all --fresh-process 2",
                           "--fresh-process times FP32 kernels only for now");

@@ -71,13 +71,29 @@ def main():
             lines.append(f"  {doc.get('results', [{}])[0].get('model', name):<15} {mode:<6} fused {on:.4f} ms, apart {off:.4f} ms: "
                          f"apart / fused {off / on:.2f}")
     lines.append("")
+    lines.append("int8 networks on the device: the fastest int8 row against the fastest FP32 row of the same run (eager)")
+    for name, doc in load(f"{a.work}/int8-run-*.json"):
+        ok = [r for r in doc["results"] if r["status"] == "ok" and r.get("mode") == "eager"]
+        for batch in sorted({r["batch"] for r in ok}):
+            best = {}
+            for r in ok:
+                if r["batch"] == batch and (r["precision"] not in best or r["latency_ms"]["p50"] < best[r["precision"]]["latency_ms"]["p50"]):
+                    best[r["precision"]] = r
+            if "int8" in best and "fp32" in best:
+                i8, f32 = best["int8"], best["fp32"]
+                lines.append(f"  {i8['model']:<15} batch {batch:>3}: int8 {i8['kernel']} {i8['latency_ms']['p50']:.4f} ms, fp32 "
+                             f"{f32['kernel']} {f32['latency_ms']['p50']:.4f} ms: {f32['latency_ms']['p50'] / i8['latency_ms']['p50']:.2f}x")
+    for name, doc in load(f"{a.work}/int8-validate-*.json"):
+        verdicts = ", ".join(f"{k['kernel']} {'PASS' if k['pass'] else 'FAIL'}" for k in doc.get("kernels", []))
+        lines.append(f"  validate int8 {doc.get('model', name)} against PyTorch's quantised model: {verdicts}")
+    lines.append("")
     lines.append("single layers (device time): GFLOP/s, ours against cuDNN")
     for _, doc in convs:
         for r in doc["results"]:
             if r["status"] != "ok":
                 continue
             gflops = r["flops_per_item"] * r["batch"] / (r["device_latency_ms"]["p50"] * 1e6)
-            precision = "tf32" if "tf32" in r["kernel"] else "fp32"
+            precision = "int8" if r.get("precision") == "int8" else "tf32" if "tf32" in r["kernel"] else "fp32"
             ref = [t for t in torch["layers"] if t["precision"] == precision and t["problem"] == r["problem"]]
             ratio = f"{gflops / ref[0]['gflops']:.2f}x cuDNN {precision} ({ref[0]['gflops']:.0f} GFLOP/s)" if ref else ""
             lines.append(f"  {r['problem']:<32} {r['kernel']:<26} {gflops:>9.0f} GFLOP/s  {ratio}")

@@ -37,19 +37,44 @@ QuantaDiff diff_in_quanta(std::span<const float> got, std::span<const float> exp
   return q;
 }
 
-// Puts the reference's values of layer `index`'s output (or the network's input) into the plan's
-// quint8 buffer: on the same grid, so quantising recovers the reference's bytes.
-void feed(Int8NetworkPlan& plan, int index, std::span<const float> values, QuantParams quant) {
-  const std::span<std::uint8_t> bytes = plan.activation_bytes(index);
+// What validation asks of an int8 plan, the CPU's (Int8NetworkPlan) or a GPU runtime's
+// (GpuInt8NetworkPlan): the whole forward from an FP32 input, one layer's output dequantised, the
+// logits, and a layer's input buffer set.
+void forward(Int8NetworkPlan& plan, std::span<const float> input) {
+  std::ranges::copy(input, plan.input().data());
+  plan.forward();
+}
+void forward(GpuInt8NetworkPlan& plan, std::span<const float> input) {
+  std::ranges::copy(input, plan.input().data());
+  plan.upload_input();
+  plan.forward();
+}
+std::vector<float> logits(Int8NetworkPlan& plan) { return {plan.output().span().begin(), plan.output().span().end()}; }
+std::vector<float> logits(GpuInt8NetworkPlan& plan) {
+  plan.download_output();
+  plan.dequantized(0);  // synchronises: the output's copy is complete
+  return {plan.output().span().begin(), plan.output().span().end()};
+}
+// The reference's values of layer `index`'s output (or the network's input) quantised into the
+// plan's quint8 buffer: they sit on the same grid, so quantising recovers the reference's bytes.
+std::vector<std::uint8_t> quantized(std::span<const float> values, QuantParams quant) {
+  std::vector<std::uint8_t> bytes(values.size());
   for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = quantize_u8(values[i], quant);
+  return bytes;
+}
+void feed(Int8NetworkPlan& plan, int index, std::span<const float> values, QuantParams quant) {
+  std::ranges::copy(quantized(values, quant), plan.activation_bytes(index).begin());
+}
+void feed(GpuInt8NetworkPlan& plan, int index, std::span<const float> values, QuantParams quant) {
+  plan.set_activation_bytes(index, quantized(values, quant));
 }
 
 }  // namespace
 
-std::vector<std::string> int8_kernels_covering(const Network& net, std::int64_t batch) {
+std::vector<std::string> int8_kernels_covering(const Network& net, std::int64_t batch, Backend backend) {
   std::vector<std::string> ids;
   for (const Int8KernelInfo& k : all_int8_kernels()) {
-    if (k.backend != Backend::cpu) continue;  // int8 networks run on the CPU
+    if (k.backend != backend) continue;
     for (const Layer& l : net.layers())
       if (has_int8_weights(l) && k.supports(int8_problem(net, l, batch))) {
         ids.emplace_back(k.id);
@@ -59,13 +84,15 @@ std::vector<std::string> int8_kernels_covering(const Network& net, std::int64_t 
   return ids;
 }
 
-KernelValidation validate_int8_kernel(const QuantizedNetwork& q, const StoredTensor& input, const TensorFile& expect,
-                                      const std::string& kernel_id) {
+namespace {
+
+template <class Plan>
+KernelValidation validate_on(Plan& plan, const QuantizedNetwork& q, const StoredTensor& input, const TensorFile& expect,
+                             const std::string& kernel_id) {
   const Network& net = q.network();
   const auto& layers = net.layers();
   const std::int64_t batch = input.shape.at(0);
   KernelValidation v{.kernel = kernel_id, .tolerance = {.quanta = kInt8Quanta, .off_share = kInt8OffShare}};
-  Int8NetworkPlan plan(q, batch, kernel_id);  // throws for an unknown id
   // The layers the kernel supports (cpu.auto_int8's run the kernel it chose for them).
   const Int8KernelInfo* info = find_int8_kernel(kernel_id);
   for (const Layer& l : layers) {
@@ -82,16 +109,15 @@ KernelValidation validate_int8_kernel(const QuantizedNetwork& q, const StoredTen
   };
 
   // The whole network from the input, as `run` runs it: how far one-quantum differences drift.
-  std::ranges::copy(input.values, plan.input().data());
-  plan.forward();
+  forward(plan, input.values);
   std::vector<QuantaDiff> chained(layers.size());
   for (std::size_t i = 0; i < layers.size(); ++i)
     if (const auto* want = tap(static_cast<int>(i)))
       chained[i] = diff_in_quanta(plan.dequantized(static_cast<int>(i)), *want, q.activation(static_cast<int>(i)).scale);
   const int last = static_cast<int>(layers.size()) - 1;
   const float out_scale = q.activation(last).scale;
-  const std::vector<float> logits(plan.output().span().begin(), plan.output().span().end());
-  const QuantaDiff out = diff_in_quanta(logits, expect.tensors.at("output").values, out_scale);
+  const std::vector<float> out_logits = logits(plan);
+  const QuantaDiff out = diff_in_quanta(out_logits, expect.tensors.at("output").values, out_scale);
 
   // Each layer on the reference's inputs: only its own rounding can differ (the judged numbers).
   for (std::size_t i = 0; i < layers.size(); ++i) {
@@ -121,11 +147,24 @@ KernelValidation validate_int8_kernel(const QuantizedNetwork& q, const StoredTen
     }
     v.layers.push_back(c);
   }
-  v.layers.push_back({.layer = "output", .elems = static_cast<std::int64_t>(logits.size()), .max_abs = out.max_abs,
+  v.layers.push_back({.layer = "output", .elems = static_cast<std::int64_t>(out_logits.size()), .max_abs = out.max_abs,
                       .normalised = out.normalised, .peak = out.peak, .scale = out_scale, .chained_quanta = out.max,
                       .chained_off_share = out.off_share, .judged = false, .pass = out.finite});
-  judge_top1(v, logits, expect.tensors.at("output").values, batch, kInt8ChainedTieQuanta * out_scale);
+  judge_top1(v, out_logits, expect.tensors.at("output").values, batch, kInt8ChainedTieQuanta * out_scale);
   return v;
+}
+
+}  // namespace
+
+KernelValidation validate_int8_kernel(const QuantizedNetwork& q, const StoredTensor& input, const TensorFile& expect,
+                                      const std::string& kernel_id, gpu::GpuRuntime* gpu) {
+  const std::int64_t batch = input.shape.at(0);
+  if (gpu != nullptr) {
+    GpuInt8NetworkPlan plan(q, batch, kernel_id, *gpu);  // throws for an id that is not the runtime's
+    return validate_on(plan, q, input, expect, kernel_id);
+  }
+  Int8NetworkPlan plan(q, batch, kernel_id);  // throws for an unknown id
+  return validate_on(plan, q, input, expect, kernel_id);
 }
 
 }  // namespace convlab

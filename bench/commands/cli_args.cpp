@@ -75,6 +75,7 @@ std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backe
   if (precision == Precision::int8) {
     for (std::string& id : ids) {
       if (id == "cpu.auto" && backend == Backend::cpu) id = kAutoInt8Id;
+      if (id == "cuda.auto" && backend == Backend::cuda) id = kCudaAutoInt8Id;
       const Int8KernelInfo* k = find_int8_kernel(id);
       if (k != nullptr && k->backend == backend) continue;
       for (const AbsentKernel& a : absent_kernels())

@@ -23,8 +23,10 @@ std::string parse_model(const std::string& name);                  // --model: a
 Precision parse_precision(const std::string& text);                // --precision fp32|int8
 Observer parse_observer(const std::string& text);                  // --observer minmax|histogram
 // --kernel ID,ID: every id must name a kernel of `backend` and `precision` ("all" is the caller's
-// to handle). For int8, cpu.auto names its int8 twin, kAutoInt8Id.
+// to handle). For int8, cpu.auto names its int8 twin, kAutoInt8Id, and cuda.auto the tensor-core
+// kernel, kCudaAutoInt8Id (a rule, as cuda.auto is: its grouped layers run cuda.22_int8_direct).
 inline constexpr const char* kAutoInt8Id = "cpu.auto_int8";
+inline constexpr const char* kCudaAutoInt8Id = "cuda.21_int8_mma";
 std::vector<std::string> parse_kernel_ids(const std::string& list, Backend backend,
                                           Precision precision = Precision::fp32);
 // --threads N on `cmd`: a positive integer, anything else (0 included) refused with one line.

@@ -42,7 +42,8 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   if (o.no_fuse && config.backend == Backend::cpu) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
   bool fp32 = false, int8 = false;
   for (const std::string& p : split(o.precisions, ',')) (parse_precision(p) == Precision::int8 ? int8 : fp32) = true;
-  if (int8 && config.backend != Backend::cpu) throw InputError("--precision int8: int8 networks run on the CPU backend only for now");
+  if (int8 && std::ranges::none_of(all_int8_kernels(), [&](const Int8KernelInfo& k) { return k.backend == config.backend; }))
+    throw InputError(fmt::format("--precision int8: the {} backend has no int8 kernels", o.backend));
   if (o.calibration < 1) throw InputError(fmt::format("--calibration: {} must be at least 1", o.calibration));
   if (o.eval_inputs < 1) throw InputError(fmt::format("--eval-inputs: {} must be at least 1", o.eval_inputs));
   config.calibration_inputs = o.calibration;
@@ -58,14 +59,15 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   } else {
     // Ids of either precision; "auto": cpu.auto, and for int8 cpu.auto_int8, its int8 twin.
     for (const std::string& id : split(o.kernels == "auto" ? fmt::format("{}.auto", o.backend) : o.kernels, ',')) {
-      if (id == "cpu.auto" && int8) config.kernels.emplace_back(kAutoInt8Id);
+      const bool is_auto = id == fmt::format("{}.auto", o.backend);
+      if (is_auto && int8) config.kernels.push_back(parse_kernel_ids(id, config.backend, Precision::int8).front());
       if (find_int8_kernel(id) != nullptr) {
         if (!int8) throw InputError(fmt::format("--kernel: {} is an int8 kernel: add --precision int8 (or fp32,int8)", id));
         parse_kernel_ids(id, config.backend, Precision::int8);
         config.kernels.push_back(id);
       } else if (fp32 || find_kernel(id) == nullptr) {
         config.kernels.push_back(parse_kernel_ids(id, config.backend).front());
-      } else if (id != "cpu.auto") {
+      } else if (!is_auto) {
         throw InputError(fmt::format("--kernel: {} is an fp32 kernel: add --precision fp32 (or fp32,int8)", id));
       }
     }

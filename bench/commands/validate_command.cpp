@@ -81,8 +81,9 @@ int run_validate(const ValidateOptions& o) {
   const std::string model = parse_model(o.model);
   const Backend backend = parse_backend(o.backend);
   const Precision precision = parse_precision(o.precision);
-  if (precision == Precision::int8 && backend != Backend::cpu)
-    throw InputError(fmt::format("--precision int8 runs on the CPU; the {} backend has no int8 kernels", o.backend));
+  if (precision == Precision::int8 &&
+      std::ranges::none_of(all_int8_kernels(), [backend](const Int8KernelInfo& k) { return k.backend == backend; }))
+    throw InputError(fmt::format("--precision int8: the {} backend has no int8 kernels", o.backend));
   const bool onnx = is_onnx_model(model);
   if (onnx && precision == Precision::int8)
     throw InputError("--precision int8: an ONNX model is validated in FP32 only for now (the int8 file names layers "
@@ -99,7 +100,7 @@ int run_validate(const ValidateOptions& o) {
   const std::int64_t batch = input.tensors.at("input").shape[0];
   const std::vector<std::string> kernels =
       chosen_kernels(o, backend, precision,
-                     precision == Precision::int8 ? int8_kernels_covering(net, batch) : kernels_covering(net, backend));
+                     precision == Precision::int8 ? int8_kernels_covering(net, batch, backend) : kernels_covering(net, backend));
   require_backend(backend);
   if (!o.json.empty()) check_writable(o.json);  // a bad path fails now, not after the runs
 
@@ -117,7 +118,7 @@ int run_validate(const ValidateOptions& o) {
   gpu::GpuRuntime* gpu = gpu_runtime(backend);  // available: checked above; null for the CPU
   bool all_pass = true;
   for (const std::string& id : kernels) {
-    const KernelValidation v = quantized ? validate_int8_kernel(*quantized, input.tensors.at("input"), expect, id)
+    const KernelValidation v = quantized ? validate_int8_kernel(*quantized, input.tensors.at("input"), expect, id, gpu)
                                          : validate_kernel(net, input.tensors.at("input"), expect, id, gpu);
     std::fputs((describe(v) + "\n").c_str(), stdout);
     doc["kernels"].push_back(to_json(v));

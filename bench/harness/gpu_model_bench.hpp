@@ -12,9 +12,11 @@
 #include <functional>
 #include <vector>
 
+#include "bench/check/quantization_effect.hpp"
 #include "bench/harness/device.hpp"
 #include "bench/harness/model_bench.hpp"
 #include "kernels/gpu/runtime.hpp"
+#include "models/quantized_network.hpp"
 
 namespace convlab {
 
@@ -22,8 +24,17 @@ namespace convlab {
 // graphs exist only for the real CUDA runtime (nullptr for the emulator).
 std::unique_ptr<Device> make_gpu_device(gpu::GpuRuntime& rt);
 
-// `rt` is the CUDA runtime in `convlab run`; the tests pass the emulator.
+// The int8 model of a run with int8 kernels: quantised once, its prediction change measured once
+// (bench/harness/int8_model_bench.hpp), shared by every int8 row.
+struct Int8Model {
+  const QuantizedNetwork& network;
+  QuantizationEffect effect;
+};
+
+// `rt` is the CUDA runtime in `convlab run`; the tests pass the emulator. Int8 kernels among
+// config.kernels (CUDA's, with config.precision int8) run `int8`'s network: rows of the same modes,
+// precision int8, checked byte for byte against the CPU int8 oracle.
 std::vector<Result> run_gpu_model_bench(const ModelBenchConfig& config, const Network& net, gpu::GpuRuntime& rt,
-                                const std::function<void(const Result&)>& on_result);
+                                        const std::function<void(const Result&)>& on_result, const Int8Model* int8 = nullptr);
 
 }  // namespace convlab

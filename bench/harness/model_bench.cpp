@@ -113,8 +113,9 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
   std::optional<QuantizationEffect> effect;
   for (const std::string& id : config.kernels) {
     if (const Int8KernelInfo* int8 = find_int8_kernel(id)) {
-      if (config.backend != Backend::cpu || int8->backend != Backend::cpu)
-        throw InputError(fmt::format("{}: int8 networks run on the CPU backend only for now", id));
+      if (int8->backend != config.backend)
+        throw InputError(fmt::format("kernel '{}' belongs to backend {}, not {}", id, to_string(int8->backend),
+                                     to_string(config.backend)));
       if (config.fresh_processes > 0)
         throw InputError(fmt::format("{}: --fresh-process times FP32 kernels only for now", id));
       if (!quantized) {
@@ -137,7 +138,11 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
   if (config.backend != Backend::cpu && (config.images || config.fresh_processes > 0))
     throw InputError(fmt::format("{} runs on the CPU backend only for now",
                                  config.images ? "--end-to-end" : "--fresh-process"));
-  if (gpu::GpuRuntime* rt = gpu_runtime(config.backend)) return run_gpu_model_bench(config, net, *rt, on_result);
+  if (gpu::GpuRuntime* rt = gpu_runtime(config.backend)) {
+    if (!quantized) return run_gpu_model_bench(config, net, *rt, on_result);
+    const Int8Model int8{*quantized, *effect};
+    return run_gpu_model_bench(config, net, *rt, on_result, &int8);
+  }
   if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
   if (!config.fuse) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
   SteadyClock clock;

@@ -46,6 +46,9 @@ std::vector<LayerTime> profile_layers(GpuNetworkPlan& plan, const Network& net, 
 std::vector<LayerTime> profile_layers(Int8NetworkPlan& plan, const Network& net, const Protocol& protocol) {
   return profile(plan, net, protocol, sizeof(std::int8_t));
 }
+std::vector<LayerTime> profile_layers(GpuInt8NetworkPlan& plan, const Network& net, const Protocol& protocol) {
+  return profile(plan, net, protocol, sizeof(std::int8_t));
+}
 
 std::optional<RooflinePoint> roofline_point(const LayerTime& t, double compute_gflops, double read_gbs) {
   if (t.flops <= 0 || t.bytes <= 0 || t.median_ms <= 0 || compute_gflops <= 0 || read_gbs <= 0) return std::nullopt;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench/harness/harness.hpp"
+#include "models/gpu_int8_network.hpp"
 #include "models/gpu_network.hpp"
 #include "models/network.hpp"
 #include "models/quantized_network.hpp"
@@ -40,11 +41,12 @@ struct RooflinePoint {
 };
 std::optional<RooflinePoint> roofline_point(const LayerTime& t, double compute_gflops, double read_gbs);
 
-// Either plan: each has forward_timed (GpuNetworkPlan's synchronises after each layer) and
-// kernel_ids (the kernel of each conv layer).
+// Any plan: each has forward_timed (the GPU plans' synchronise after each layer) and kernel_ids
+// (the kernel of each conv layer).
 std::vector<LayerTime> profile_layers(NetworkPlan& plan, const Network& net, const Protocol& protocol);
 std::vector<LayerTime> profile_layers(GpuNetworkPlan& plan, const Network& net, const Protocol& protocol);
 std::vector<LayerTime> profile_layers(Int8NetworkPlan& plan, const Network& net, const Protocol& protocol);
+std::vector<LayerTime> profile_layers(GpuInt8NetworkPlan& plan, const Network& net, const Protocol& protocol);
 std::string describe(const std::vector<LayerTime>& times);
 
 }  // namespace convlab
