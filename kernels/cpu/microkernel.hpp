@@ -36,6 +36,19 @@ constexpr int kVectorRegisters = 16;
 constexpr int kMaxAccumulators = kVectorRegisters == 32 ? 28 : 12;
 constexpr int kMaxKBlocks = kVectorRegisters == 32 ? 4 : 2;
 constexpr int kMaxTile = kVectorRegisters == 32 ? 14 : 6;  // the widest tile, for 1 or 2 k blocks
+// Makes the compiler hold v in a register from here: without it GCC folds a vector's load into
+// every FMA that uses it (vfmadd231ps with a memory operand), one load per use instead of one,
+// which makes a tile that reuses each loaded vector several times load-bound (cpu.08).
+inline void keep_in_register(Vec& v) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  asm("" : "+v"(v.data));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  asm("" : "+w"(v.data));
+#else
+  (void)v;
+#endif
+}
+
 // The widest tile for `k_blocks` blocks of output channels: AVX-512 1 or 2 x 14, 3 x 9, 4 x 7.
 // The more k blocks, the fewer loads per FMA (4 x 7: 4 weight vectors + 7 broadcasts per 28
 // FMAs; 2 x 14: 2 + 14), and loads are what keeps a tile from the FMA peak (convlab peak).

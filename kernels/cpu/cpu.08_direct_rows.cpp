@@ -1,0 +1,210 @@
+// cpu.08_direct_rows: direct convolution along NCHW output rows, with no layout change.
+//
+// What changes against cpu.02_direct_xsimd: a vector holds `block` neighbouring output pixels of
+//   one channel's row (cpu.07's idea, for groups 1); the tile is kChannels output channels x
+//   kVectors such vectors, the weights broadcast. Per tap: kVectors unaligned loads, kChannels
+//   broadcasts, kChannels x kVectors FMAs; each result vector is stored straight into its NCHW
+//   row: no NCHWc reorder, no transposed epilogue, only a zero-padded copy of the rows read.
+// Why faster (where it is): when C x R x S is short (C = 3: 27 taps, the first layers) cpu.02's
+//   epilogue, a transpose of every tile through L1 into NCHW, costs about as much as its FMAs;
+//   here it is a store per vector. On long reductions the two tie (76% of the FMA peak on
+//   mb32ic64ih56oc64oh56kh3ph1, AVX2); cpu.auto measures it per layer.
+// Tile: 4 x 3 with 16 vector registers (AVX2, SSE2), 4 x 6 with 32 (AVX-512, NEON). A tile's
+//   vectors may lie on different rows (each has its own offset), so 8 x 8 maps fill it too; a
+//   row's last vector may be partial (its extra lanes read zeros and are not stored).
+// Limits: stride 1, groups 1; any padding and dilation (stride 2 on rows split into even and odd
+//   phases ran 0.9-0.95x cpu.02: docs/kernel-notes.md#cpu08_direct_rows).
+// Measured: C = 3 first layers (mb32ic3ih32oc16oh32kh3ph1) 1.17-1.22x oneDNN where cpu.02 reached
+//   0.89-0.92x; 8 x 8 maps (mb32ic64ih8oc64oh8kh3ph1) 0.89x, cpu.02 0.80x (2-core Zen 2 VM, AVX2,
+//   interleaved, median of three runs; bench/RESULTS.md).
+// Run: build/convlab conv --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.02_direct_xsimd,cpu.08_direct_rows,onednn.conv --interleave
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "kernels/common/error.hpp"
+#include "kernels/common/kernel.hpp"
+#include "kernels/common/tensor.hpp"
+#include "kernels/cpu/microkernel.hpp"
+
+namespace convlab::cpu {
+
+namespace {
+
+constexpr int kChannels = 4;                              // output channels per tile
+constexpr int kVectors = kVectorRegisters == 32 ? 6 : 3;  // output vectors per tile
+
+// A band of output rows and the padded copy of the input rows it reads.
+struct BandGeometry {
+  std::vector<std::int64_t> taps;  // per (c, r, s): its offset in the band's padded copy
+  std::int64_t row_floats;    // a padded input row: every vector of an output row, and its taps
+  std::int64_t plane_floats;  // one channel's rows of the band
+  std::int64_t out_w, out_plane, vectors_per_row;
+  Activation activation;
+};
+
+// kV vectors (output pixel offsets within the band's padded rows and within the output plane) x
+// kChannels channels from k0: taps summed in the order (c, r, s), bias added last.
+template <int kV>
+void tile(const float* band, const float* w, const float* bias, const BandGeometry& g, const std::int64_t* in_offsets,
+          const std::int64_t* out_offsets, const std::int64_t* valid, float* out, std::int64_t channels) {
+  Vec acc[kChannels][kV];
+  for (auto& row : acc)
+    for (Vec& a : row) a = Vec(0.0f);
+  // One loop over every tap (the offsets plan made), so the accumulators stay in registers.
+  const float* in[kV];
+  for (int v = 0; v < kV; ++v) in[v] = band + in_offsets[v];
+  for (const std::int64_t tap : g.taps) {
+    Vec x[kV];
+    for (int v = 0; v < kV; ++v) {
+      x[v] = Vec::load_unaligned(in[v] + tap);
+      keep_in_register(x[v]);  // loaded once, used kChannels times
+    }
+    for (int k = 0; k < kChannels; ++k) {
+      const Vec wv(w[k]);
+      for (int v = 0; v < kV; ++v) acc[k][v] = xsimd::fma(x[v], wv, acc[k][v]);
+    }
+    w += kChannels;
+  }
+  for (int k = 0; k < kChannels && k < channels; ++k)
+    for (int v = 0; v < kV; ++v) {
+      const Vec y = activate_vec(g.activation, acc[k][v] + Vec(bias[k]));
+      float* to = out + k * g.out_plane + out_offsets[v];
+      if (valid[v] == kBlock) {
+        y.store_unaligned(to);
+      } else {
+        alignas(64) float lanes[kBlock];
+        y.store_aligned(lanes);
+        std::copy_n(lanes, valid[v], to);
+      }
+    }
+}
+
+// kTiles[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).
+constexpr auto kTiles = []<std::size_t... kV>(std::index_sequence<kV...>) {
+  return std::array{&tile<static_cast<int>(kV) + 1>...};
+}(std::make_index_sequence<kVectors>());
+
+class DirectRowsConv final : public PlannedConv {
+ public:
+  DirectRowsConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
+      : p_(p), threads_(threads), k_padded_((p.k + kChannels - 1) / kChannels * kChannels) {
+    const std::int64_t vectors_per_row = (p.out_w() + kBlock - 1) / kBlock;
+    // Work items (image, band of rows, chunk of output channels): a few per thread. Whole images
+    // at batch 32; at batch 1 bands of rows while each keeps several tiles of vectors, then
+    // chunks of channels (a small plane has too few vectors to split).
+    const std::int64_t wanted = (4 * threads + p.n - 1) / p.n, groups = k_padded_ / kChannels;
+    const std::int64_t most_bands = std::max<std::int64_t>(1, p.out_h() * vectors_per_row / (4 * kVectors));
+    bands_ = std::clamp<std::int64_t>(wanted, 1, std::min(most_bands, p.out_h()));
+    band_rows_ = (p.out_h() + bands_ - 1) / bands_;
+    bands_ = (p.out_h() + band_rows_ - 1) / band_rows_;
+    chunks_ = std::clamp<std::int64_t>((wanted + bands_ - 1) / bands_, 1, groups);
+    const std::int64_t row_floats = vectors_per_row * kBlock + (p.s - 1) * p.dilation_w;
+    in_rows_ = band_rows_ + (p.r - 1) * p.dilation_h;
+    g_ = {{}, row_floats, in_rows_ * row_floats, p.out_w(), p.out_h() * p.out_w(), vectors_per_row, e.activation};
+    for (std::int64_t c = 0; c < p.c; ++c)
+      for (std::int64_t r = 0; r < p.r; ++r)
+        for (std::int64_t s = 0; s < p.s; ++s)
+          g_.taps.push_back(c * g_.plane_floats + r * p.dilation_h * row_floats + s * p.dilation_w);
+    // [K / kChannels][C][R][S][kChannels], channels past K zero.
+    const std::int64_t taps = p.c * p.r * p.s;
+    weights_ = aligned_floats(static_cast<std::size_t>(k_padded_ * taps));
+    for (std::int64_t k = 0; k < p.k; ++k)
+      for (std::int64_t t = 0; t < taps; ++t)
+        weights_[static_cast<std::size_t>((k / kChannels * taps + t) * kChannels + k % kChannels)] =
+            w.weight[static_cast<std::size_t>(k * taps + t)];
+    bias_ = aligned_floats(static_cast<std::size_t>(k_padded_));  // zeroed: no bias
+    std::ranges::copy(w.bias, bias_.get());
+  }
+
+  // One band's padded rows per thread, + a vector of slack past the last row, + alignment slack.
+  std::size_t workspace_bytes() const override {
+    return static_cast<std::size_t>(threads_ * buffer_floats()) * sizeof(float) + Tensor::kAlignment;
+  }
+  std::size_t weight_bytes() const override {
+    return static_cast<std::size_t>(k_padded_ * (p_.c * p_.r * p_.s + 1)) * sizeof(float);
+  }
+
+  void run(const float* input, float* output, void* workspace) const override {
+    const std::int64_t items = p_.n * bands_ * chunks_, groups = k_padded_ / kChannels;
+#pragma omp parallel num_threads(threads_)
+    {
+      float* band = aligned_workspace(workspace) + omp_get_thread_num() * buffer_floats();
+      std::int64_t copied = -1;  // the (image, band) the buffer holds
+#pragma omp for schedule(static)
+      for (std::int64_t item = 0; item < items; ++item) {
+        const std::int64_t image_band = item / chunks_, chunk = item % chunks_;
+        const std::int64_t n = image_band / bands_, y0 = image_band % bands_ * band_rows_;
+        if (image_band != copied) copy_band(input + n * p_.c * p_.h * p_.w, y0, band);
+        copied = image_band;
+        run_band(band, y0, std::min(y0 + band_rows_, p_.out_h()), chunk * groups / chunks_ * kChannels,
+                 (chunk + 1) * groups / chunks_ * kChannels, output + n * p_.k * g_.out_plane);
+      }
+    }
+  }
+
+ private:
+  std::int64_t buffer_floats() const { return (p_.c * g_.plane_floats + kBlock + 15) / 16 * 16; }
+
+  // The input rows output rows [y0, y0 + band_rows_) read, every channel, zero-padded.
+  void copy_band(const float* image, std::int64_t y0, float* band) const {
+    std::fill_n(band, buffer_floats(), 0.0f);
+    const std::int64_t columns = std::min(p_.w, g_.row_floats - p_.pad_w);
+    for (std::int64_t c = 0; c < p_.c; ++c)
+      for (std::int64_t b = 0; b < in_rows_; ++b) {
+        const std::int64_t y = y0 - p_.pad_h + b;
+        if (y < 0 || y >= p_.h || columns <= 0) continue;
+        std::copy_n(image + (c * p_.h + y) * p_.w, columns, band + c * g_.plane_floats + b * g_.row_floats + p_.pad_w);
+      }
+  }
+
+  // Output rows [y0, y1) and channels [k_begin, k_end) of one image: the band's vectors in tiles
+  // of kVectors, for every kChannels.
+  void run_band(const float* band, std::int64_t y0, std::int64_t y1, std::int64_t k_begin, std::int64_t k_end,
+                float* out) const {
+    const std::int64_t vectors = (y1 - y0) * g_.vectors_per_row, taps = p_.c * p_.r * p_.s;
+    for (std::int64_t first = 0; first < vectors; first += kVectors) {
+      const int count = static_cast<int>(std::min<std::int64_t>(kVectors, vectors - first));
+      std::int64_t in_offsets[kVectors], out_offsets[kVectors], valid[kVectors];
+      for (int v = 0; v < count; ++v) {
+        const std::int64_t row = (first + v) / g_.vectors_per_row, x = (first + v) % g_.vectors_per_row * kBlock;
+        in_offsets[v] = row * g_.row_floats + x;
+        out_offsets[v] = (y0 + row) * g_.out_w + x;
+        valid[v] = std::min<std::int64_t>(kBlock, g_.out_w - x);
+      }
+      for (std::int64_t k0 = k_begin; k0 < std::min(k_end, p_.k); k0 += kChannels)
+        kTiles[count - 1](band, weights_.get() + k0 * taps, bias_.get() + k0, g_, in_offsets, out_offsets, valid,
+                          out + k0 * g_.out_plane, p_.k - k0);
+    }
+  }
+
+  ConvProblem p_;
+  int threads_;
+  std::int64_t k_padded_, bands_ = 1, band_rows_ = 1, in_rows_ = 1, chunks_ = 1;
+  BandGeometry g_{};
+  std::unique_ptr<float[], detail::AlignedFree> weights_, bias_;
+};
+
+}  // namespace
+
+std::string direct_rows_unsupported(const ConvProblem& p) {
+  if (p.groups != 1) return fmt::format("groups 1 only, got g{}", p.groups);
+  if (p.stride_h != 1 || p.stride_w != 1)
+    return "stride 1 only: a strided row split into phases measured slower than cpu.02 (docs/kernel-notes.md)";
+  return {};
+}
+
+std::unique_ptr<PlannedConv> direct_rows_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+  p.validate();
+  if (std::string why = direct_rows_unsupported(p); !why.empty())
+    throw InputError(fmt::format("cpu.08_direct_rows does not support {}: {}", to_string(p), why));
+  check_weights(p, w);
+  return std::make_unique<DirectRowsConv>(p, w, e, omp_get_max_threads());
+}
+
+}  // namespace convlab::cpu
