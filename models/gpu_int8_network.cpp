@@ -121,17 +121,21 @@ void GpuInt8NetworkPlan::run_layer(int index) {
   }
 }
 
-std::vector<std::uint8_t> GpuInt8NetworkPlan::activation_bytes(int index) {
+std::size_t GpuInt8NetworkPlan::size(int index) const {
   const std::int64_t item = index == Network::kNetworkInput
                                 ? q_.network().input_item().item_elems()
                                 : q_.network().layers().at(static_cast<std::size_t>(index)).out_item.item_elems();
-  std::vector<std::uint8_t> host(static_cast<std::size_t>(item * batch_));
+  return static_cast<std::size_t>(item * batch_);
+}
+
+std::vector<std::uint8_t> GpuInt8NetworkPlan::activation_bytes(int index) {
+  std::vector<std::uint8_t> host(size(index));
   rt_.download_bytes(host.data(), bytes(index), host.size());
   return host;
 }
 
 void GpuInt8NetworkPlan::set_activation_bytes(int index, std::span<const std::uint8_t> values) {
-  const std::size_t size = activation_bytes(index).size();
+  const std::size_t size = this->size(index);
   if (values.size() != size)
     throw InputError(fmt::format("set_activation_bytes: {} bytes for a buffer of {}", values.size(), size));
   rt_.upload_bytes(bytes(index), values.data(), size);

@@ -55,6 +55,7 @@ class GpuInt8NetworkPlan {
 
  private:
   unsigned char* bytes(int index);
+  std::size_t size(int index) const;  // bytes of layer `index`'s output (or the quantised input)
 
   const QuantizedNetwork& q_;
   std::int64_t batch_;

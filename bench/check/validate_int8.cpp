@@ -38,8 +38,8 @@ QuantaDiff diff_in_quanta(std::span<const float> got, std::span<const float> exp
 }
 
 // What validation asks of an int8 plan, the CPU's (Int8NetworkPlan) or a GPU runtime's
-// (GpuInt8NetworkPlan): the whole forward from an FP32 input, one layer's output dequantised, the
-// logits, and a layer's input buffer set.
+// (GpuInt8NetworkPlan): the whole forward from an FP32 input, one layer's output dequantised (the
+// last layer's is the logits), and a layer's input buffer set.
 void forward(Int8NetworkPlan& plan, std::span<const float> input) {
   std::ranges::copy(input, plan.input().data());
   plan.forward();
@@ -48,12 +48,6 @@ void forward(GpuInt8NetworkPlan& plan, std::span<const float> input) {
   std::ranges::copy(input, plan.input().data());
   plan.upload_input();
   plan.forward();
-}
-std::vector<float> logits(Int8NetworkPlan& plan) { return {plan.output().span().begin(), plan.output().span().end()}; }
-std::vector<float> logits(GpuInt8NetworkPlan& plan) {
-  plan.download_output();
-  plan.dequantized(0);  // synchronises: the output's copy is complete
-  return {plan.output().span().begin(), plan.output().span().end()};
 }
 // The reference's values of layer `index`'s output (or the network's input) quantised into the
 // plan's quint8 buffer: they sit on the same grid, so quantising recovers the reference's bytes.
@@ -116,7 +110,7 @@ KernelValidation validate_on(Plan& plan, const QuantizedNetwork& q, const Stored
       chained[i] = diff_in_quanta(plan.dequantized(static_cast<int>(i)), *want, q.activation(static_cast<int>(i)).scale);
   const int last = static_cast<int>(layers.size()) - 1;
   const float out_scale = q.activation(last).scale;
-  const std::vector<float> out_logits = logits(plan);
+  const std::vector<float> out_logits = plan.dequantized(last);
   const QuantaDiff out = diff_in_quanta(out_logits, expect.tensors.at("output").values, out_scale);
 
   // Each layer on the reference's inputs: only its own rounding can differ (the judged numbers).
