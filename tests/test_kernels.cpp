@@ -53,6 +53,7 @@ const SweepShape kSweep[] = {
     {"asymmetric stride 2 (TensorFlow's SAME: 0 above, 1 below)", "mb2ic16ih16oc24oh8kh3sh2ph0"},
     {"asymmetric 3x3 (1 above, 0 below; 0 left, 2 right)", "mb2ic16ih12iw10oc16oh11ow10kh3ph1pw0"},
     {"asymmetric depthwise", "g16mb2ic16ih16oc16oh8kh3sh2ph0"},
+    {"stride 2 across, 1 down, dilated, rows ending mid-vector", "mb2ic5ih11iw37oc9kh3sh1sw2dh1ph2"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

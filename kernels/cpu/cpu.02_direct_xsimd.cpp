@@ -40,38 +40,44 @@ namespace {
 
 // One tile of one output row: kKBlocks x block output channels x kTile pixels (microkernel.hpp),
 // then the epilogue: bias and activation on the vectors, and a transpose through L1 into NCHW.
-template <int kTile, int kKBlocks, bool kUnitStride>
+template <int kTile, int kKBlocks, bool kUnitStride, bool k3x3>
 void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
                float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
-  accumulate<kTile, kKBlocks, kUnitStride>(acc, in, w, g);
+  accumulate<kTile, kKBlocks, kUnitStride, k3x3>(acc, in, w, g);
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);
 }
 
-// kTiles[unit stride][k blocks - 1][width - 1]: every tile a row split can produce.
-template <bool kUnitStride>
+// kTiles[3 x 3][unit stride][k blocks - 1][width - 1]: every tile a row split can produce, with
+// the tap loops unrolled for 3 x 3 kernels (accumulate_at).
+template <bool kUnitStride, bool k3x3>
 constexpr auto conv_tiles() {
-  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride>; });
+  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride, k3x3>; });
 }
-constexpr std::array kTiles = {conv_tiles<false>(), conv_tiles<true>()};
+constexpr std::array kTiles = {std::array{conv_tiles<false, false>(), conv_tiles<true, false>()},
+                               std::array{conv_tiles<false, true>(), conv_tiles<true, true>()}};
 
 // A tile of kTile pixels anywhere in the output plane (several rows), pixel x's taps at
 // in + offsets[x]; its outputs are consecutive in the NCHW plane, so the epilogue is conv_tile's.
-template <int kTile, int kKBlocks>
+template <int kTile, int kKBlocks, bool k3x3>
 void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* w, const float* bias,
                      const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
                      std::int64_t k_valid) {
   std::int64_t off[kTile];
   std::copy_n(offsets, kTile, off);
   Vec acc[kKBlocks][kTile];
-  accumulate_at<kTile, kKBlocks>(acc, in, w, g, [&off](int x) { return off[x]; });
+  accumulate_at<kTile, kKBlocks, k3x3>(acc, in, w, g, [&off](int x) { return off[x]; });
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);
 }
-constexpr auto kPlaneTiles = tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB>; });
+template <bool k3x3>
+constexpr auto plane_tiles() {
+  return tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB, k3x3>; });
+}
+constexpr std::array kPlaneTiles = {plane_tiles<false>(), plane_tiles<true>()};
 
 // The register tiles plan chooses between, as output-channel blocks per tile (the width follows:
 // max_tile_width): with 32 registers 4 x 7, 3 x 9 and 2 x 14, whose loads per FMA and epilogues
@@ -105,6 +111,7 @@ class DirectXsimdConv final : public PlannedConv {
         k_blocks_((p.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, tile_k_blocks),
         widest_(max_tile_width(k_groups_.size(0))),
+        three_by_three_(p.r == 3 && p.s == 3),
         prefetch_output_(prefetch_output_pays(p)),
         plane_(rows_too_short(p.out_w(), widest_)),
         // Pixels per item of the whole-plane schedule: a few tiles, so that small planes still
@@ -152,7 +159,7 @@ class DirectXsimdConv final : public PlannedConv {
     const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
-    const auto& tiles = kTiles[p_.stride_w == 1 ? 1 : 0];
+    const auto& tiles = kTiles[three_by_three_][p_.stride_w == 1 ? 1 : 0];
     if (prefetch_output_ && y + 1 < oh)
       prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
     for_each_tile(
@@ -174,7 +181,7 @@ class DirectXsimdConv final : public PlannedConv {
     for_each_tile(
         chunks_.size(chunk),
         [&](std::int64_t x0, int width) {
-          kPlaneTiles[kbs - 1][width - 1](blocked, plane_offsets_.data() + first + x0, w, bias_.get() + kb0 * kBlock,
+          kPlaneTiles[three_by_three_][kbs - 1][width - 1](blocked, plane_offsets_.data() + first + x0, w, bias_.get() + kb0 * kBlock,
                                           geometry_, epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
         },
         max_tile_width(kbs));
@@ -190,6 +197,7 @@ class DirectXsimdConv final : public PlannedConv {
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most the tile's
   int widest_;          // the widest tile for those groups
+  bool three_by_three_;   // the tiles with unrolled 3 x 3 tap loops (accumulate_at)
   bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
   bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
   EvenSplit chunks_;
