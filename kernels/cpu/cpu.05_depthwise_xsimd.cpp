@@ -42,14 +42,16 @@ namespace {
 // its own pixel's input vector (an aligned load: no broadcast, no gather, whatever the stride).
 // Summed in the order (i, j), bias added last. The pixels are consecutive in each NCHW channel
 // plane: part of a row, or (whole-plane tiles) running on into the next rows. g.channels is
-// unused: a depthwise tap reads only its own channel.
-template <int kTile, class PixelOffset>
+// unused: a depthwise tap reads only its own channel. k3x3: the kernel is 3 x 3, the tap loops
+// unrolled (as cpu.02's, microkernel.hpp).
+template <int kTile, bool k3x3, class PixelOffset>
 void depthwise_tile(const float* in, PixelOffset offset, const float* w, const float* bias, const TileGeometry& g,
                     Activation act, float* out, std::int64_t out_channel_stride, std::int64_t c_valid) {
+  const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s;
   Vec acc[kTile];
   for (Vec& a : acc) a = Vec(0.0f);
-  for (std::int64_t i = 0; i < g.r; ++i)
-    for (std::int64_t j = 0; j < g.s; ++j, w += kBlock) {
+  for (std::int64_t i = 0; i < r; ++i)
+    for (std::int64_t j = 0; j < s; ++j, w += kBlock) {
       const float* ip = in + i * g.in_tap_row + j * g.in_tap_col;
       const Vec wv = Vec::load_aligned(w);
       for (int x = 0; x < kTile; ++x) acc[x] = xsimd::fma(Vec::load_aligned(ip + offset(x)), wv, acc[x]);
@@ -58,21 +60,23 @@ void depthwise_tile(const float* in, PixelOffset offset, const float* w, const f
 }
 
 // Part of one output row, pixels g.in_pixel apart (a compile-time block at unit stride).
-template <int kTile, bool kUnitStride>
+template <int kTile, bool kUnitStride, bool k3x3>
 void row_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act, float* out,
               std::int64_t out_channel_stride, std::int64_t c_valid) {
   const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
-  depthwise_tile<kTile>(in, [=](int x) { return x * pixel; }, w, bias, g, act, out, out_channel_stride, c_valid);
+  depthwise_tile<kTile, k3x3>(in, [=](int x) { return x * pixel; }, w, bias, g, act, out, out_channel_stride,
+                              c_valid);
 }
 
 // Pixels anywhere in the plane, their offsets from a table the compiler keeps in registers.
-template <int kTile>
+template <int kTile, bool k3x3>
 void plane_tile(const float* in, const std::int64_t* offsets, const float* w, const float* bias,
                 const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
                 std::int64_t c_valid) {
   std::int64_t off[kTile];
   std::copy_n(offsets, kTile, off);
-  depthwise_tile<kTile>(in, [&off](int x) { return off[x]; }, w, bias, g, act, out, out_channel_stride, c_valid);
+  depthwise_tile<kTile, k3x3>(in, [&off](int x) { return off[x]; }, w, bias, g, act, out, out_channel_stride,
+                              c_valid);
 }
 
 // Up to 16 pixels with 32 registers (AVX-512, NEON): 16 accumulators + a weight vector fit, and a
@@ -88,10 +92,13 @@ constexpr auto tiles_by_width(Fn make, std::index_sequence<kW...>) {
   return std::array{make.template operator()<static_cast<int>(kW) + 1>()...};
 }
 constexpr auto kWidths = std::make_index_sequence<kMaxDepthwiseTile>();
-// kRowTiles[unit stride][width - 1], kPlaneTiles[width - 1].
-constexpr std::array kRowTiles = {tiles_by_width([]<int kW>() { return &row_tile<kW, false>; }, kWidths),
-                                  tiles_by_width([]<int kW>() { return &row_tile<kW, true>; }, kWidths)};
-constexpr auto kPlaneTiles = tiles_by_width([]<int kW>() { return &plane_tile<kW>; }, kWidths);
+// kRowTiles[3 x 3][unit stride][width - 1], kPlaneTiles[3 x 3][width - 1].
+template <bool k3x3>
+constexpr std::array row_tiles = {tiles_by_width([]<int kW>() { return &row_tile<kW, false, k3x3>; }, kWidths),
+                                  tiles_by_width([]<int kW>() { return &row_tile<kW, true, k3x3>; }, kWidths)};
+constexpr std::array kRowTiles = {row_tiles<false>, row_tiles<true>};
+constexpr std::array kPlaneTiles = {tiles_by_width([]<int kW>() { return &plane_tile<kW, false>; }, kWidths),
+                                    tiles_by_width([]<int kW>() { return &plane_tile<kW, true>; }, kWidths)};
 
 class DepthwiseConv final : public PlannedConv {
  public:
@@ -107,6 +114,7 @@ class DepthwiseConv final : public PlannedConv {
         chunks_(p.out_h() * p.out_w(), kPlaneChunk),
         plane_offsets_(plane_ ? plane_offset_table(p, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
         prefetch_output_(prefetch_output_pays(p)),
+        three_by_three_(p.r == 3 && p.s == 3),
         weight_(pack_blocked_weights(w.weight, p.c, kBlock)),  // [C/block][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.c, kBlock)) {}
 
@@ -140,7 +148,7 @@ class DepthwiseConv final : public PlannedConv {
     float* out = output + ((n * p_.c + cb * kBlock) * oh + y) * ow;
     if (prefetch_output_ && y + 1 < oh)  // the next row of these channels, as cpu.02 does
       prefetch_output_row(out + ow, std::min(kBlock, p_.c - cb * kBlock), oh * ow, ow);
-    const auto& tiles = kRowTiles[p_.stride_w == 1 ? 1 : 0];
+    const auto& tiles = kRowTiles[three_by_three_][p_.stride_w == 1 ? 1 : 0];
     for_each_tile(ow, [&](std::int64_t x0, int width) {
       tiles[width - 1](in + x0 * geometry_.in_pixel, weight_.get() + cb * geometry_.w_block_stride,
                        bias_.get() + cb * kBlock, geometry_, epilogue_.activation, out + x0, oh * ow,
@@ -154,7 +162,7 @@ class DepthwiseConv final : public PlannedConv {
     const float* in = blocked + cb * geometry_.in_block_stride;
     float* out = output + (n * p_.c + cb * kBlock) * plane + first;
     for_each_tile(chunks_.size(chunk), [&](std::int64_t x0, int width) {
-      kPlaneTiles[width - 1](in, plane_offsets_.data() + first + x0, weight_.get() + cb * geometry_.w_block_stride,
+      kPlaneTiles[three_by_three_][width - 1](in, plane_offsets_.data() + first + x0, weight_.get() + cb * geometry_.w_block_stride,
                              bias_.get() + cb * kBlock, geometry_, epilogue_.activation, out + x0, plane,
                              p_.c - cb * kBlock);
     }, kMaxDepthwiseTile);
@@ -171,6 +179,7 @@ class DepthwiseConv final : public PlannedConv {
   EvenSplit chunks_;
   std::vector<std::int64_t> plane_offsets_;  // plane_offset_table, when plane_
   bool prefetch_output_;  // as cpu.02 (prefetch_output_pays)
+  bool three_by_three_;   // the tiles with unrolled 3 x 3 tap loops
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;  // bias_: [C/block][block]
 };
 

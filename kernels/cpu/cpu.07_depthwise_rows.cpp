@@ -43,15 +43,17 @@ struct PlaneGeometry {
 };
 
 // Output rows [y0, y0 + kStrip) of one channel: taps summed in the order (i, j), bias added last.
-template <int kStrip>
+// k3x3: the kernel is 3 x 3, the tap loops unrolled (as cpu.02's, microkernel.hpp).
+template <int kStrip, bool k3x3>
 void strip(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0, float* out) {
   const std::int64_t whole = g.out_w / kBlock * kBlock;
+  const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s;
   for (std::int64_t x0 = 0; x0 < whole; x0 += kBlock) {
     Vec acc[kStrip];
     for (Vec& a : acc) a = Vec(0.0f);
-    for (std::int64_t i = 0; i < g.r; ++i)
-      for (std::int64_t j = 0; j < g.s; ++j) {
-        const Vec wv(taps[i * g.s + j]);
+    for (std::int64_t i = 0; i < r; ++i)
+      for (std::int64_t j = 0; j < s; ++j) {
+        const Vec wv(taps[i * s + j]);
         const float* in = padded + (y0 + i) * g.padded_width + x0 + j;
         for (int y = 0; y < kStrip; ++y) acc[y] = xsimd::fma(Vec::load_unaligned(in + y * g.padded_width), wv, acc[y]);
       }
@@ -68,10 +70,12 @@ void strip(const float* padded, const float* taps, float bias, const PlaneGeomet
     }
 }
 
-// kStrips[rows - 1]: a strip of 1..kRows rows (the last strip of a plane may be short).
-constexpr auto kStrips = []<std::size_t... kR>(std::index_sequence<kR...>) {
-  return std::array{&strip<static_cast<int>(kR) + 1>...};
+// kStrips[3 x 3][rows - 1]: a strip of 1..kRows rows (the last strip of a plane may be short).
+template <bool k3x3>
+constexpr auto strips = []<std::size_t... kR>(std::index_sequence<kR...>) {
+  return std::array{&strip<static_cast<int>(kR) + 1, k3x3>...};
 }(std::make_index_sequence<kRows>());
+constexpr std::array kStrips = {strips<false>, strips<true>};
 
 class DepthwiseRowsConv final : public PlannedConv {
  public:
@@ -115,7 +119,7 @@ class DepthwiseRowsConv final : public PlannedConv {
         const std::int64_t channel = plane % p_.c;
         const float* taps = taps_.get() + channel * p_.r * p_.s;
         for (std::int64_t y0 = 0; y0 < p_.out_h(); y0 += kRows)
-          kStrips[std::min<std::int64_t>(kRows, p_.out_h() - y0) - 1](padded, taps, bias_[channel], geometry_, y0,
+          kStrips[p_.r == 3 && p_.s == 3][std::min<std::int64_t>(kRows, p_.out_h() - y0) - 1](padded, taps, bias_[channel], geometry_, y0,
                                                                        output + plane * out_plane);
       }
     }
