@@ -56,9 +56,12 @@ void tile(const float* band, const float* w, const float* bias, const BandGeomet
   Vec acc[kChannels][kV];
   for (auto& row : acc)
     for (Vec& a : row) a = Vec(0.0f);
-  // One loop over every tap (the offsets plan made), so the accumulators stay in registers.
+  // One loop over every tap (the offsets plan made), so the accumulators stay in registers;
+  // unrolled by 3 (a kernel row), its counter and branch come every 36 FMAs, not 12: 0.91x -> 0.95x
+  // oneDNN on mb32ic64ih56oc64oh56kh3ph1 (Zen 2, AVX2; by 2, 4 or 9 measured the same).
   const float* in[kV];
   for (int v = 0; v < kV; ++v) in[v] = band + in_offsets[v];
+#pragma GCC unroll 3
   for (const std::int64_t tap : g.taps) {
     Vec x[kV];
     for (int v = 0; v < kV; ++v) {
