@@ -83,6 +83,32 @@ TEST_CASE("ops: global average pool, linear, softmax, add, relu") {
   ops::linear(x.data(), 2, 2, w.data(), b.data(), 3, y.data(), /*relu=*/true);
   CHECK(y == std::vector<float>{1.5f, 1.5f, 3, 0, 0, 0});
 
+  // Integer-valued data, so every order of summation is exact and the result can be compared
+  // exactly: sizes with a batch tail (5 images, tiles of 2), an output tail (7, tiles of 4), whole
+  // vectors and a column tail (37 features), with and without a bias.
+  {
+    const std::int64_t batch = 5, in_features = 37, out_features = 7;
+    std::vector<float> xs(batch * in_features), ws(out_features * in_features), bs(out_features);
+    for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(static_cast<int>(i * 7 % 11) - 5);
+    for (std::size_t i = 0; i < ws.size(); ++i) ws[i] = static_cast<float>(static_cast<int>(i * 5 % 9) - 4);
+    for (std::size_t i = 0; i < bs.size(); ++i) bs[i] = static_cast<float>(i) - 3;
+    for (const bool with_bias : {false, true})
+      for (const bool relu : {false, true}) {
+        std::vector<float> got(batch * out_features, -1.0f);
+        ops::linear(xs.data(), batch, in_features, ws.data(), with_bias ? bs.data() : nullptr, out_features, got.data(),
+                    relu);
+        for (std::int64_t n = 0; n < batch; ++n)
+          for (std::int64_t o = 0; o < out_features; ++o) {
+            double want = with_bias ? bs[o] : 0.0;
+            for (std::int64_t i = 0; i < in_features; ++i) want += xs[n * in_features + i] * ws[o * in_features + i];
+            if (relu) want = std::max(want, 0.0);
+            CAPTURE(n);
+            CAPTURE(o);
+            CHECK(got[n * out_features + o] == static_cast<float>(want));
+          }
+      }
+  }
+
   std::vector<float> logits = {0, std::log(3.0f), 1000, 1000};  // second row: overflow without max-subtraction
   std::vector<float> p(4);
   ops::softmax(logits.data(), 2, 2, p.data());
