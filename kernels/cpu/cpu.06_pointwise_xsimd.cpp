@@ -84,7 +84,7 @@ void edge_tile(const float* panel, const float* bias, const float* pixels, std::
 class PointwiseConv final : public PlannedConv {
  public:
   PointwiseConv(const ConvProblem& p, const ConvWeights& w, Epilogue e)
-      : p_(p), epilogue_(e), threads_(std::max(1, omp_get_max_threads())) {
+      : p_(p), epilogue_(e), threads_(std::max(1, omp_get_max_threads())), row_panels_(row_block_panels(p, threads_)) {
     const std::int64_t panels = (p.k + kMr - 1) / kMr;
     // Packed weights: panel q, channel c, row r at ((q * C) + c) * kMr + r; rows past K are zero.
     packed_.assign(static_cast<std::size_t>(panels * p.c * kMr), 0.0f);
@@ -115,19 +115,31 @@ class PointwiseConv final : public PlannedConv {
     }
     const std::int64_t hw = pixels();
     const std::int64_t col_blocks = (hw + kColBlock - 1) / kColBlock;
-    const std::int64_t row_blocks = (p_.k + kRowBlock - 1) / kRowBlock;
+    const std::int64_t row_blocks = ((p_.k + kMr - 1) / kMr + row_panels_ - 1) / row_panels_;
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, omp_get_max_threads()));
 #pragma omp parallel for collapse(3) schedule(static) num_threads(threads)
     for (std::int64_t n = 0; n < p_.n; ++n)
       for (std::int64_t cb = 0; cb < col_blocks; ++cb)
         for (std::int64_t rb = 0; rb < row_blocks; ++rb)
           block(gemm_in + n * p_.c * hw, output + n * p_.k * hw, pack + omp_get_thread_num() * kPackFloats,
-                rb * kRowBlock, std::min(p_.k, (rb + 1) * kRowBlock), cb * kColBlock,
+                rb * row_panels_ * kMr, std::min(p_.k, (rb + 1) * row_panels_ * kMr), cb * kColBlock,
                 std::min(hw, (cb + 1) * kColBlock));
   }
 
  private:
   static constexpr std::int64_t kPackFloats = kKc * kColBlock;
+
+  // kMr-row weight panels per parallel task: kRowBlock rows, or, when the images and column
+  // blocks are fewer than the threads, the panels split evenly among them. A 128-channel 8 x 8
+  // layer at batch 1 was one column block and row blocks of 96 and 32 rows, one thread doing 3x
+  // the other's work: 0.96x oneDNN, 1.30x split evenly (Zen 2, 2 threads).
+  static std::int64_t row_block_panels(const ConvProblem& p, std::int64_t threads) {
+    const std::int64_t panels = (p.k + kMr - 1) / kMr;
+    const std::int64_t tasks = p.n * ((p.out_h() * p.out_w() + kColBlock - 1) / kColBlock);
+    if (tasks >= threads) return kRowBlock / kMr;
+    const std::int64_t blocks = std::min(panels, (threads + tasks - 1) / tasks);
+    return std::min(kRowBlock / kMr, (panels + blocks - 1) / blocks);
+  }
 
   bool strided() const { return p_.stride_h != 1 || p_.stride_w != 1; }
   std::int64_t pixels() const { return p_.out_h() * p_.out_w(); }
@@ -184,6 +196,7 @@ class PointwiseConv final : public PlannedConv {
   ConvProblem p_;
   Epilogue epilogue_;
   std::int64_t threads_;  // packing buffers in the workspace
+  std::int64_t row_panels_;  // weight panels per parallel task (row_block_panels)
   std::vector<float> packed_, bias_;
 };
 
