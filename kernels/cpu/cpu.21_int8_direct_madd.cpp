@@ -26,6 +26,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/cpu/int8_simd.hpp"
+#include "kernels/cpu/layout.hpp"  // transpose_8x8
 
 namespace convlab::cpu {
 
@@ -94,12 +95,46 @@ class Int8DirectConv final : public PlannedInt8Conv {
         std::fill(row, row + wp_ * pairs_ * 2, std::int16_t{0});
         const std::int64_t y = yp - p_.pad_h;
         if (y < 0 || y >= p_.h) continue;
-        for (std::int64_t c = 0; c < p_.c; ++c) {
-          const std::uint8_t* in = input + ((n * p_.c + c) * p_.h + y) * p_.w;
-          std::int16_t* out = row + p_.pad_w * pairs_ * 2 + c;  // pair c / 2, half c % 2
-          for (std::int64_t x = 0; x < p_.w; ++x) out[x * pairs_ * 2] = static_cast<std::int16_t>(in[x] - input_zero_point_);
+        const std::uint8_t* image_row = input + (n * p_.c * p_.h + y) * p_.w;
+        std::int16_t* pixels = row + p_.pad_w * pairs_ * 2;
+        const std::int64_t whole = widen_blocks(image_row, reinterpret_cast<std::int32_t*>(pixels));
+        for (std::int64_t c = 0; c < p_.c; ++c) {  // what the blocks left: channel and column tails
+          const std::uint8_t* in = image_row + c * p_.h * p_.w;
+          std::int16_t* out = pixels + c;  // pair c / 2, half c % 2
+          for (std::int64_t x = c < whole ? p_.w / 8 * 8 : 0; x < p_.w; ++x)
+            out[x * pairs_ * 2] = static_cast<std::int16_t>(in[x] - input_zero_point_);
         }
       }
+  }
+
+  // The widening in blocks of 8 pairs (16 channels) x 8 pixels: each channel pair's 8 pixels
+  // widened and interleaved into 8 words, then an 8 x 8 transpose of words, so each pixel's 8
+  // pairs are one store. The scalar loop's stores, 2 bytes each and pairs x 4 bytes apart, took a
+  // sixth to a quarter of a 1 x 1 layer's time (perf), a quarter more in a build that links CUDA,
+  // where the heap put the buffers elsewhere. Returns the channels covered (a multiple of 16),
+  // their columns up to the last multiple of 8.
+  std::int64_t widen_blocks(const std::uint8_t* image_row, std::int32_t* pixels) const {
+#if defined(__AVX2__)
+    const std::int64_t channels = p_.c / 16 * 16, plane = p_.h * p_.w;
+    const __m128i zp = _mm_set1_epi16(static_cast<std::int16_t>(input_zero_point_));
+    for (std::int64_t c0 = 0; c0 < channels; c0 += 16)
+      for (std::int64_t x0 = 0; x0 + 8 <= p_.w; x0 += 8) {
+        __m256 words[8];
+        for (int q = 0; q < 8; ++q) {
+          const std::uint8_t* in = image_row + (c0 + 2 * q) * plane + x0;
+          const __m128i even = _mm_sub_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in))), zp);
+          const __m128i odd =
+              _mm_sub_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(in + plane))), zp);
+          words[q] = _mm256_castsi256_ps(_mm256_set_m128i(_mm_unpackhi_epi16(even, odd), _mm_unpacklo_epi16(even, odd)));
+        }
+        transpose_8x8(words);  // words[x]: pixel x0 + x's pairs c0 / 2 .. c0 / 2 + 7
+        for (int x = 0; x < 8; ++x) _mm256_storeu_ps(reinterpret_cast<float*>(pixels + (x0 + x) * pairs_ + c0 / 2), words[x]);
+      }
+    return channels;
+#else
+    (void)image_row, (void)pixels;
+    return 0;
+#endif
   }
 
   // Tile t of image n's output plane, channels of group g. Tiles run over the plane in raster
