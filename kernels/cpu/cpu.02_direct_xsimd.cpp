@@ -16,6 +16,7 @@
 // Measured: 111 GFLOP/s, 58% of the FMA peak, 0.78x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3
 //   VM, AVX2: its 2 x 6 tile's ceiling is 79%); 266 GFLOP/s, ~75% of a quiet peak, 1.1x oneDNN on the
 //   2-core Ice Lake VM (AVX-512, 4 x 7 tile). Plane tiles on 8 x 8 layers: 0.6-0.7x -> 0.84-0.99x oneDNN.
+//   3 x 3 tap loops unrolled (accumulate_at): the stride-2 3 x 3 layers 0.88-0.92x -> 1.03-1.04x (Zen 2).
 // More (the experiments kept and dropped): docs/kernel-notes.md#cpu02_direct_xsimd
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>

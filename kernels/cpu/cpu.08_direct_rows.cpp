@@ -12,8 +12,8 @@
 // Tile: 4 x 3 with 16 vector registers (AVX2, SSE2), 4 x 6 with 32 (AVX-512, NEON). A tile's
 //   vectors may lie on different rows (each has its own offset), so 8 x 8 maps fill it too; a
 //   row's last vector may be partial (its extra lanes read zeros and are not stored).
-// Limits: stride 1, groups 1; any padding and dilation (stride 2 on rows split into even and odd
-//   phases ran 0.9-0.95x cpu.02: docs/kernel-notes.md#cpu08_direct_rows).
+// Limits: stride 1, groups 1; any padding and dilation (stride 2, on rows split into even and odd
+//   phases or on shuffled pairs of loads, ran 0.9-0.97x cpu.02: docs/kernel-notes.md#cpu08_direct_rows).
 // Measured: C = 3 first layers (mb32ic3ih32oc16oh32kh3ph1) 1.17-1.22x oneDNN where cpu.02 reached
 //   0.89-0.92x; 8 x 8 maps (mb32ic64ih8oc64oh8kh3ph1) 0.89x, cpu.02 0.80x (2-core Zen 2 VM, AVX2,
 //   interleaved, median of three runs; bench/RESULTS.md).
