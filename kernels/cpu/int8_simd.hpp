@@ -30,7 +30,15 @@ inline IVec splat(std::int32_t v) { return _mm512_set1_epi32(v); }
 inline IVec load(const void* p) { return _mm512_loadu_si512(p); }
 inline IVec madd_add(IVec acc, IVec a, IVec b) { return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b)); }
 inline IVec sub(IVec a, IVec b) { return _mm512_sub_epi32(a, b); }
-#if defined(__AVX512VNNI__)
+#if defined(__AVX512VNNI__) && defined(__GNUC__) && !defined(__clang__)
+// The instruction itself: with the intrinsic, GCC 12 keeps a tile's accumulators on the stack
+// when its loads are at offsets read from a table (cpu.24: a store and two moves per vpdpbusd,
+// 87 instructions per 24 of them); with the accumulator a "+v" operand, 39.
+inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a_u8), "v"(b_s8));
+  return acc;
+}
+#elif defined(__AVX512VNNI__)
 inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) { return _mm512_dpbusd_epi32(acc, a_u8, b_s8); }
 #else
 // Bytes 0 and 2 of each lane as int16 (u8 zero-, s8 sign-extended), then bytes 1 and 3: two exact
@@ -54,6 +62,46 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
   requantize(acc, m, o, zp, lo, hi, q);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(_mm512_load_si512(q)));
 }
+// The requantisation of kLanes accumulators of one output channel (one multiplier, one offset):
+// int32 results in [lo, hi].
+inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
+  const __m512 limit = _mm512_set1_ps(kRequantLimit);
+  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(m), _mm512_set1_ps(o));
+  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
+  const IVec q = _mm512_add_epi32(_mm512_cvtps_epi32(y), zp);
+  return _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+}
+// Lanes [from, from + count) of q (values in [0, 255]) as `count` bytes at out: a permute moves
+// them to the front (vpermd), a masked vpmovdb stores them; a whole vector is one store.
+inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
+  if (from == 0 && count == kLanes) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(q));
+    return;
+  }
+  if (from != 0) q = _mm512_permutexvar_epi32(_mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(from)), q);
+  _mm512_mask_cvtepi32_storeu_epi8(out, static_cast<__mmask16>((1u << count) - 1), q);
+}
+// kLanes words, word l = bytes src[j][(x + l) * stride] for j = 0..3 (byte j of the word): the
+// u8 quads of kLanes neighbouring pixels, from four byte rows. Reads kLanes * stride bytes of
+// each row from x * stride (stride 1 and 2 in vectors, others a byte at a time).
+inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
+  IVec word = zero();
+  for (int j = 0; j < 4; ++j) {
+    __m128i bytes;
+    if (stride == 1) {
+      bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[j] + x));
+    } else if (stride == 2) {  // vpmovwb keeps each word's low byte: the even columns
+      bytes = _mm256_cvtepi16_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[j] + 2 * x)));
+    } else {
+      alignas(16) std::uint8_t b[kLanes];
+      for (int l = 0; l < kLanes; ++l) b[l] = src[j][(x + l) * stride];
+      bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+    }
+    word = _mm512_or_si512(word, _mm512_slli_epi32(_mm512_cvtepu8_epi32(bytes), 8 * j));
+  }
+  return word;
+}
+inline void store(void* p, IVec v) { _mm512_storeu_si512(p, v); }
 #elif defined(__AVX2__)
 constexpr int kLanes = 8;
 using IVec = __m256i;
@@ -87,6 +135,37 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
   std::memcpy(out, &low, 4);
   std::memcpy(out + 4, &high, 4);
 }
+inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
+  const __m256 limit = _mm256_set1_ps(kRequantLimit);
+  __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(m), _mm256_set1_ps(o));
+  y = _mm256_min_ps(_mm256_max_ps(y, _mm256_sub_ps(_mm256_setzero_ps(), limit)), limit);
+  const IVec q = _mm256_add_epi32(_mm256_cvtps_epi32(y), zp);
+  return _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
+}
+inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
+  alignas(32) std::int32_t lanes[kLanes];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), q);
+  for (int l = 0; l < count; ++l) out[l] = static_cast<std::uint8_t>(lanes[from + l]);
+}
+inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
+  IVec word = zero();
+  for (int j = 0; j < 4; ++j) {
+    __m128i bytes;
+    if (stride == 1) {
+      bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src[j] + x));
+    } else if (stride == 2) {  // the even bytes of 16 to the low half
+      bytes = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[j] + 2 * x)),
+                               _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1));
+    } else {
+      alignas(16) std::uint8_t b[16] = {};
+      for (int l = 0; l < kLanes; ++l) b[l] = src[j][(x + l) * stride];
+      bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(b));
+    }
+    word = _mm256_or_si256(word, _mm256_slli_epi32(_mm256_cvtepu8_epi32(bytes), 8 * j));
+  }
+  return word;
+}
+inline void store(void* p, IVec v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
 #else
 // Portable: the same steps on arrays the compiler may vectorise (NEON, SSE2), with the oracle's
 // scalar requantisation.
@@ -136,7 +215,51 @@ inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec l
 inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::uint8_t* out) {
   for (int l = 0; l < kLanes; ++l) out[l] = static_cast<std::uint8_t>(requantize_one(acc.v[l], m[l], o[l], zp.v[l], lo.v[l], hi.v[l]));
 }
+inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
+  for (int l = 0; l < kLanes; ++l) acc.v[l] = requantize_one(acc.v[l], m, o, zp.v[l], lo.v[l], hi.v[l]);
+  return acc;
+}
+inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
+  for (int l = 0; l < count; ++l) out[l] = static_cast<std::uint8_t>(q.v[from + l]);
+}
+inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
+  IVec word;
+  for (int l = 0; l < kLanes; ++l) {
+    const std::int64_t at = (x + l) * stride;
+    word.v[l] = static_cast<std::int32_t>(src[0][at] | src[1][at] << 8 | src[2][at] << 16 | std::uint32_t{src[3][at]} << 24);
+  }
+  return word;
+}
+inline void store(void* p, IVec v) { std::memcpy(p, v.v, sizeof v.v); }
 #endif
+
+// A row of `row_bytes` (a multiple of 16): the zero point, with `w` input bytes copied in at
+// `pad_w` (none when `from` is null: a row of padding). In pieces of constant size, one move each:
+// rows are short (8 to 56 bytes in the lab networks), and a memset and a memcpy call per row, or
+// a byte loop, took a third of a 1 x 1 layer's time (cpu.24) and most of a depthwise one's (cpu.25).
+inline void copy_padded_row(std::uint8_t* row, std::int64_t row_bytes, const std::uint8_t* from, std::int64_t w,
+                            std::int64_t pad_w, std::uint8_t zero_point) {
+  std::uint8_t zp16[16];
+  std::memset(zp16, zero_point, 16);
+  for (std::int64_t x = 0; x < row_bytes; x += 16) std::memcpy(row + x, zp16, 16);
+  if (from == nullptr) return;
+  std::uint8_t* to = row + pad_w;
+  std::int64_t x = 0;
+  for (; x + 16 <= w; x += 16) std::memcpy(to + x, from + x, 16);
+  if (x + 8 <= w) std::memcpy(to + x, from + x, 8), x += 8;
+  if (x + 4 <= w) std::memcpy(to + x, from + x, 4), x += 4;
+  for (; x < w; ++x) to[x] = from[x];
+}
+
+// Makes the compiler hold v in a register from here (microkernel.hpp's keep_in_register, for
+// the integer vector): otherwise GCC folds a loaded vector into every instruction that uses it.
+inline void keep_in_register(IVec& v) {
+#if defined(__AVX2__)
+  asm("" : "+v"(v));
+#else
+  (void)v;
+#endif
+}
 
 // 16 rows of 16 bytes (`stride` apart) to 16 columns (`out_stride` apart): a layout change
 // between channels-major and pixels-major. SSE2: four rounds of the perfect shuffle, each
