@@ -16,6 +16,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/ops.hpp"
 #include "kernels/gpu/gpu_conv.hpp"
 
 using namespace convlab;
@@ -102,6 +103,25 @@ TEST_CASE("int8 quantize: PyTorch's quantize_per_tensor, saturating, NaN to 0") 
   CHECK(quantize_u8(-1e9f, q) == 0);
   CHECK(quantize_u8(std::numeric_limits<float>::quiet_NaN(), q) == 0);
   CHECK(dequantize(104, q) == 2.0f);
+}
+
+TEST_CASE("int8 quantize: ops::quantize's vectors give quantize_u8's bytes, halves, extremes and NaN included") {
+  std::vector<float> x;
+  for (int i = -700; i <= 700; ++i) x.push_back(0.25f * static_cast<float>(i));  // every half step, both signs
+  for (const float v : {1e9f, -1e9f, 511.9f, -511.9f, std::numeric_limits<float>::infinity(),
+                        -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 40.0f);
+  for (int i = 0; i < 5000; ++i) x.push_back(normal(rng));
+  for (const QuantParams q : {QuantParams{.scale = 0.5f, .zero_point = 100}, QuantParams{.scale = 0.0371f, .zero_point = 0},
+                              QuantParams{.scale = 1.7f, .zero_point = 255}}) {
+    std::vector<std::uint8_t> got(x.size());
+    ops::quantize(x.data(), got.data(), static_cast<std::int64_t>(x.size()), q);
+    std::size_t off = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) off += got[i] != quantize_u8(x[i], q);
+    CHECK(off == 0);
+  }
 }
 
 TEST_CASE("int8 weights: bad scales, zero points and sizes are refused by name") {

@@ -37,29 +37,34 @@ TEST_CASE("ops: max and average pooling") {
     CHECK(ops::pool_output_shape(nchw(2, 3, 5, 7), {.kernel = 2, .stride = 2}) == nchw(2, 3, 2, 3));
   }
   SUBCASE("2x2 stride 2 (a path of its own) on odd planes, FP32 and quint8: each window's max and mean") {
-    const Shape odd = nchw(2, 3, 5, 7);
-    std::vector<float> x(static_cast<std::size_t>(odd.elems()));
-    std::vector<std::uint8_t> q(x.size());
-    for (std::size_t i = 0; i < x.size(); ++i) q[i] = static_cast<std::uint8_t>(i * 97 % 251), x[i] = q[i] * 0.5f - 40;
-    std::vector<float> max(12 * 6), avg(max.size());
-    std::vector<std::uint8_t> qmax(max.size()), qavg(max.size());
-    ops::max_pool2d(x.data(), odd, max.data(), {.kernel = 2, .stride = 2});
-    ops::avg_pool2d(x.data(), odd, avg.data(), {.kernel = 2, .stride = 2});
-    ops::max_pool2d_u8(q.data(), odd, qmax.data(), {.kernel = 2, .stride = 2});
-    ops::avg_pool2d_u8(q.data(), odd, qavg.data(), {.kernel = 2, .stride = 2}, 7);
-    for (std::int64_t plane = 0; plane < 6; ++plane)
-      for (std::int64_t y = 0; y < 2; ++y)
-        for (std::int64_t xo = 0; xo < 3; ++xo) {
-          const std::size_t at = static_cast<std::size_t>(plane * 35 + 2 * y * 7 + 2 * xo), o = static_cast<std::size_t>(plane * 6 + y * 3 + xo);
-          const std::size_t window[] = {at, at + 1, at + 7, at + 8};
-          float m = -1e9f, sum = 0;
-          int qm = 0, qsum = 0;
-          for (const std::size_t i : window) m = std::max(m, x[i]), sum += x[i], qm = std::max(qm, int{q[i]}), qsum += q[i] - 7;
-          CHECK(max[o] == m);
-          CHECK(avg[o] == doctest::Approx(sum / 4));
-          CHECK(int{qmax[o]} == qm);
-          CHECK(int{qavg[o]} == std::clamp(static_cast<int>(std::nearbyint(qsum / 4.0f)) + 7, 0, 255));
-        }
+    // 7 columns: the scalar tail alone; 77: quint8 max's vectors (32 or 16 outputs) and a tail.
+    for (const std::int64_t w : {7, 77}) {
+      CAPTURE(w);
+      const Shape odd = nchw(2, 3, 5, w);
+      const std::int64_t ow = w / 2, planes = 6;
+      std::vector<float> x(static_cast<std::size_t>(odd.elems()));
+      std::vector<std::uint8_t> q(x.size());
+      for (std::size_t i = 0; i < x.size(); ++i) q[i] = static_cast<std::uint8_t>(i * 97 % 251), x[i] = q[i] * 0.5f - 40;
+      std::vector<float> max(static_cast<std::size_t>(planes * 2 * ow)), avg(max.size());
+      std::vector<std::uint8_t> qmax(max.size()), qavg(max.size());
+      ops::max_pool2d(x.data(), odd, max.data(), {.kernel = 2, .stride = 2});
+      ops::avg_pool2d(x.data(), odd, avg.data(), {.kernel = 2, .stride = 2});
+      ops::max_pool2d_u8(q.data(), odd, qmax.data(), {.kernel = 2, .stride = 2});
+      ops::avg_pool2d_u8(q.data(), odd, qavg.data(), {.kernel = 2, .stride = 2}, 7);
+      for (std::int64_t plane = 0; plane < planes; ++plane)
+        for (std::int64_t y = 0; y < 2; ++y)
+          for (std::int64_t xo = 0; xo < ow; ++xo) {
+            const auto at = static_cast<std::size_t>(plane * 5 * w + 2 * y * w + 2 * xo), o = static_cast<std::size_t>((plane * 2 + y) * ow + xo);
+            const std::size_t window[] = {at, at + 1, at + static_cast<std::size_t>(w), at + static_cast<std::size_t>(w) + 1};
+            float m = -1e9f, sum = 0;
+            int qm = 0, qsum = 0;
+            for (const std::size_t i : window) m = std::max(m, x[i]), sum += x[i], qm = std::max(qm, int{q[i]}), qsum += q[i] - 7;
+            CHECK(max[o] == m);
+            CHECK(avg[o] == doctest::Approx(sum / 4));
+            CHECK(int{qmax[o]} == qm);
+            CHECK(int{qavg[o]} == std::clamp(static_cast<int>(std::nearbyint(qsum / 4.0f)) + 7, 0, 255));
+          }
+    }
   }
   SUBCASE("bad pools are errors, not crashes") {
     CHECK_THROWS_AS(ops::pool_output_shape(nchw(1, 1, 2, 2), {.kernel = 3, .stride = 1}), InputError);

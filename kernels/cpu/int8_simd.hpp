@@ -233,6 +233,34 @@ inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, st
 inline void store(void* p, IVec v) { std::memcpy(p, v.v, sizeof v.v); }
 #endif
 
+// PyTorch's quantize_per_tensor over `count` floats: quantize_u8 (kernels/common/quantize.hpp)
+// on whole vectors, the same bytes: x / scale (a division, as PyTorch's), rounded half to even,
+// clamped to +-1024 (NaN to -1024: vmaxps returns its second operand for a NaN), plus the zero
+// point, saturated. The scalar form took as long as lab-cnn's first int8 convolution (ops::quantize
+// starts every int8 network).
+inline void quantize_bytes(const float* in, std::uint8_t* out, std::int64_t count, QuantParams q) {
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  const __m512 scale = _mm512_set1_ps(q.scale), lo = _mm512_set1_ps(-1024.0f), hi = _mm512_set1_ps(1024.0f);
+  const __m512i zp = _mm512_set1_epi32(q.zero_point), zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255);
+  for (; i + 16 <= count; i += 16) {
+    const __m512 r = _mm512_roundscale_ps(_mm512_div_ps(_mm512_loadu_ps(in + i), scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i v = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, lo), hi)), zp);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(v, zero), top)));
+  }
+#elif defined(__AVX2__)
+  const __m256 scale = _mm256_set1_ps(q.scale), lo = _mm256_set1_ps(-1024.0f), hi = _mm256_set1_ps(1024.0f);
+  const __m256i zp = _mm256_set1_epi32(q.zero_point);
+  for (; i + 8 <= count; i += 8) {
+    const __m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_loadu_ps(in + i), scale), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256i v = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(r, lo), hi)), zp);
+    const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));  // |v| < 2^15
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_packus_epi16(words, words));   // saturates to [0, 255]
+  }
+#endif
+  for (; i < count; ++i) out[i] = quantize_u8(in[i], q);
+}
+
 // A row of `row_bytes` (a multiple of 16): the zero point, with `w` input bytes copied in at
 // `pad_w` (none when `from` is null: a row of padding). In pieces of constant size, one move each:
 // rows are short (8 to 56 bytes in the lab networks), and a memset and a memcpy call per row, or

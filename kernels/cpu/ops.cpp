@@ -11,6 +11,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/common/error.hpp"
+#include "kernels/cpu/int8_simd.hpp"
 
 namespace convlab::ops {
 
@@ -179,7 +180,47 @@ void add(const float* a, const float* b, float* out, std::int64_t count, bool re
 // Quantised operators. A max commutes with the affine map and an average nearly does, so the pools
 // keep their input's scale and zero point (as PyTorch's quantised pools do) and work on the bytes.
 
+namespace {
+
+// One output row of a 2 x 2, stride-2 max pool of bytes: the two input rows' maximum (vpmaxub),
+// then each pair of neighbours' as the two bytes of a 16-bit word, narrowed back to bytes. The
+// generic loop widened every byte to an int: the u8 pool took twice the FP32 one's time (lab-cnn's
+// pool1 at batch 32, 2-core Ice Lake VM).
+void max_pool_2x2_u8_row(const std::uint8_t* top, const std::uint8_t* bottom, std::uint8_t* out, std::int64_t ow) {
+  std::int64_t x = 0;
+#if defined(__AVX512BW__)
+  const __m512i low = _mm512_set1_epi16(0x00ff);
+  for (; x + 32 <= ow; x += 32) {
+    const __m512i m = _mm512_max_epu8(_mm512_loadu_si512(top + 2 * x), _mm512_loadu_si512(bottom + 2 * x));
+    const __m512i pairs = _mm512_max_epu16(_mm512_and_si512(m, low), _mm512_srli_epi16(m, 8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + x), _mm512_cvtepi16_epi8(pairs));
+  }
+#elif defined(__AVX2__)
+  const __m256i low = _mm256_set1_epi16(0x00ff);
+  for (; x + 16 <= ow; x += 16) {
+    const __m256i m = _mm256_max_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(top + 2 * x)),
+                                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bottom + 2 * x)));
+    const __m256i pairs = _mm256_max_epu16(_mm256_and_si256(m, low), _mm256_srli_epi16(m, 8));
+    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + x), bytes);
+  }
+#endif
+  for (; x < ow; ++x) out[x] = std::max({top[2 * x], top[2 * x + 1], bottom[2 * x], bottom[2 * x + 1]});
+}
+
+}  // namespace
+
 void max_pool2d_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out, const Pool2d& pool) {
+  if (pool.kernel == 2 && pool.stride == 2 && pool.pad == 0) {
+    const Shape o = pool_output_shape(s, pool);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t plane = 0; plane < s.n() * s.c(); ++plane)
+      for (std::int64_t y = 0; y < o.h(); ++y) {
+        const std::uint8_t* top = in + plane * s.h() * s.w() + 2 * y * s.w();
+        max_pool_2x2_u8_row(top, top + s.w(), out + (plane * o.h() + y) * o.w(), o.w());
+      }
+    return;
+  }
   pool2d(in, s, out, pool, [] { return 0; }, [](int a, std::uint8_t v) { return std::max(a, int{v}); },
          [](int a) { return static_cast<std::uint8_t>(a); });
 }
@@ -213,8 +254,9 @@ void add_u8(const std::uint8_t* a, QuantParams qa, const std::uint8_t* b, QuantP
 }
 
 void quantize(const float* in, std::uint8_t* out, std::int64_t count, QuantParams q) {
+  constexpr std::int64_t kChunk = 4096;  // per task: whole vectors, and few enough tasks to be cheap
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < count; ++i) out[i] = quantize_u8(in[i], q);
+  for (std::int64_t at = 0; at < count; at += kChunk) cpu::int8::quantize_bytes(in + at, out + at, std::min(kChunk, count - at), q);
 }
 
 void dequantize(const std::uint8_t* in, float* out, std::int64_t count, QuantParams q) {
