@@ -235,6 +235,7 @@ nlohmann::json to_json(const Peak& peak) {
     j["int8_instruction"] = peak.int8_instruction;
     j["int8_gops_one_thread"] = peak.int8_gops_one;
     j["int8_gops_all_threads"] = peak.int8_gops_all;
+    if (peak.int8_gops_all_after > 0) j["int8_gops_all_threads_after"] = peak.int8_gops_all_after;
     j["int16_pair_gops_one_thread"] = peak.int16_pair_gops_one;
     j["int16_pair_gops_all_threads"] = peak.int16_pair_gops_all;
   }

@@ -27,6 +27,7 @@ struct Peak {
   // probe (only x86 with AVX2 or later so far).
   std::string int8_instruction;     // the fastest int8 multiply-accumulate of this build's ISA
   double int8_gops_one = 0, int8_gops_all = 0;
+  double int8_gops_all_after = 0;  // as gflops_all_after, for int8 rows' % of peak; 0: not measured
   double int16_pair_gops_one = 0, int16_pair_gops_all = 0;  // vpmaddwd + vpaddd: exact int16 pairs
   double read_gbs = 0;          // memory read bandwidth, all threads (sum over a large array)
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
