@@ -14,7 +14,7 @@
 // The zero point: cpu.23's compensation term (zp * sum w per output channel), padding holds zp.
 // Why faster: on first and pointwise layers cpu.23's transposes in and out and its per-pixel
 // setup cost more than its vpdpbusd; here the epilogue is a store per vector.
-// Measured at batch 32 against onednn.conv_int8 (2-core Ice Lake VM, VNNI, interleaved): first
+// Measured: at batch 32 against onednn.conv_int8 (2-core Ice Lake VM, VNNI, interleaved): first
 //   layers (mb32ic3ih32oc16oh32kh3ph1) 1.9x, cpu.23 0.7x; pointwise 1.3-2.0x, cpu.23 0.6-1.2x;
 //   8 x 8 maps 0.7x, below cpu.23's 0.8x (a fifth of their lanes are junk columns).
 // Run: build/convlab conv --precision int8 --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.23_int8_direct_vnni,cpu.24_int8_direct_rows,onednn.conv_int8 --interleave
@@ -211,7 +211,9 @@ class Int8RowsConv final : public PlannedInt8Conv {
   }
 
   // The padded input rows the packing of (channel, kernel column) quads reads (none for channel quads).
-  std::int64_t source_bytes() const { return fold_columns_ ? (p_.c * in_rows_ * source_row_ + 63) / 64 * 64 : 0; }
+  std::int64_t source_bytes() const {
+    return fold_columns_ ? (p_.c * in_rows_ * source_row_ + kPaddedRowSlack + 63) / 64 * 64 : 0;
+  }
   // Packed quads: every plane's rows, then slack for the lanes past the last row (they read a row
   // and a vector further, and the columns of the kernel).
   std::int64_t band_words() const {

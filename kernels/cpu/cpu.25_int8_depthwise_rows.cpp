@@ -12,9 +12,9 @@
 // one store into the NCHW plane.
 // Why faster: per vector of 16 outputs, 3 vpdpbusd, a fraction of a packing gather and one
 // requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16.
-// Measured against onednn.conv_int8 on mobilenet-tiny's depthwise layers (2-core Ice Lake VM,
-//   VNNI, interleaved): 0.9-1.9x at batch 1; at batch 32 1.05x on 32 x 32 maps, 0.35-0.8x on the
-//   small ones, where packing each 8 x 8 plane costs more than its 12 vpdpbusd (cpu.22: 0.2-0.6x).
+// Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers (2-core Ice Lake VM,
+//   VNNI, interleaved): 0.9-2.4x at batch 1; at batch 32 1.3x on 32 x 32 maps, 0.45-1.05x on the
+//   small ones, where packing each 8 x 8 plane costs more than its 12 vpdpbusd (cpu.22: 0.25-0.6x).
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <cstring>
@@ -88,6 +88,9 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
     {
       std::uint8_t* rows = base + omp_get_thread_num() * thread_bytes();
       auto* packed = reinterpret_cast<std::int32_t*>(rows + source_bytes());
+      // The slack past the packed plane, read only by lanes that are not stored: zeroed once per
+      // run, not per plane (a call per 8 x 8 plane); the packing's overrun writes bytes there.
+      std::fill(packed + quads_ * packed_rows_ * ow_, packed + packed_words(), 0);
 #pragma omp for schedule(static)
       for (std::int64_t plane = 0; plane < planes; ++plane) {
         const std::int64_t k = plane % p_.c;
@@ -99,7 +102,11 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         for (std::int64_t i = 0; i < vectors; ++i) {
           const std::int32_t* in = packed + i * kLanes;
           IVec acc = zero();
-          for (std::int64_t t = 0; t < steps; ++t) acc = dot4_add(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
+          if (steps == 3) {  // 3 x 3: a row of taps per step at stride 1, three quads of the window when strided
+            for (int t = 0; t < 3; ++t) acc = dot4_add(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
+          } else {
+            for (std::int64_t t = 0; t < steps; ++t) acc = dot4_add(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
+          }
           const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
           store_bytes(q, 0, i + 1 < vectors ? kLanes : static_cast<int>(tail), out + i * kLanes);
         }
@@ -108,7 +115,7 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   }
 
  private:
-  std::int64_t source_bytes() const { return ceil_div(used_rows_ * source_row_, 64) * 64; }
+  std::int64_t source_bytes() const { return ceil_div(used_rows_ * source_row_ + kPaddedRowSlack, 64) * 64; }
   // Packed quads, then a vector of slack: the last vector's lanes past the plane read it.
   std::int64_t packed_words() const { return quads_ * packed_rows_ * ow_ + 2 * kLanes; }
   std::int64_t thread_bytes() const { return source_bytes() + ceil_div(packed_words() * 4, 64) * 64; }
@@ -129,7 +136,6 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         // Vectors in order: each one's tail past the row is overwritten by the next row.
         for (std::int64_t x = 0; x < ow_; x += kLanes) store(to + x, gather_quads(src, x, p_.stride_w));
       }
-    std::fill(packed + quads_ * packed_rows_ * ow_, packed + packed_words(), 0);  // read only by lanes not stored
   }
 
   ConvProblem p_;

@@ -261,12 +261,32 @@ inline void quantize_bytes(const float* in, std::uint8_t* out, std::int64_t coun
   for (; i < count; ++i) out[i] = quantize_u8(in[i], q);
 }
 
+// Bytes a caller leaves writable past its last padded row: copy_padded_row may store a whole
+// 64-byte vector for a shorter row.
+inline constexpr std::int64_t kPaddedRowSlack = 64;
+
 // A row of `row_bytes` (a multiple of 16): the zero point, with `w` input bytes copied in at
-// `pad_w` (none when `from` is null: a row of padding). In pieces of constant size, one move each:
-// rows are short (8 to 56 bytes in the lab networks), and a memset and a memcpy call per row, or
-// a byte loop, took a third of a 1 x 1 layer's time (cpu.24) and most of a depthwise one's (cpu.25).
+// `pad_w` (none when `from` is null: a row of padding). Rows are short (8 to 56 bytes in the lab
+// networks): a memset and a memcpy call per row, or a byte loop, took a third of a 1 x 1 layer's
+// time (cpu.24) and most of a depthwise one's (cpu.25). With AVX-512BW a row of up to 64 bytes
+// is one store, so that each of the gathers' loads that follow lies within one store and is
+// forwarded from it; else pieces of constant size, one move each.
 inline void copy_padded_row(std::uint8_t* row, std::int64_t row_bytes, const std::uint8_t* from, std::int64_t w,
                             std::int64_t pad_w, std::uint8_t zero_point) {
+#if defined(__AVX512BW__)
+  if (row_bytes <= 64 && pad_w + w <= 64) {
+    __m512i v = _mm512_set1_epi8(static_cast<char>(zero_point));
+    if (from != nullptr) {
+      // The input lands at [pad_w, pad_w + w) by a masked load from pad_w bytes before it: the
+      // masked-off lanes are never accessed (nor can they fault), and the address is made as an
+      // integer, since no pointer may point before the input.
+      const __mmask64 mask = (w == 64 ? ~0ull : (1ull << w) - 1) << pad_w;
+      v = _mm512_mask_loadu_epi8(v, mask, reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(from) - pad_w));
+    }
+    _mm512_storeu_si512(row, v);
+    return;
+  }
+#endif
   std::uint8_t zp16[16];
   std::memset(zp16, zero_point, 16);
   for (std::int64_t x = 0; x < row_bytes; x += 16) std::memcpy(row + x, zp16, 16);
