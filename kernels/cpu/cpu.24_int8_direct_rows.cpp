@@ -87,15 +87,10 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
   }
   const Requantization& rq = g.requantize;
   const IVec zp = splat(rq.zero_point), lo = splat(rq.lo), hi = splat(rq.hi);
-  // Constant bounds, unrolled: an accumulator indexed at run time would live on the stack, and
-  // GCC would store every one of them there on each step of the loop above.
-#pragma GCC unroll 4
-  for (int k = 0; k < kChannels; ++k) {
-    if (k >= channels) break;
+  for (int k = 0; k < kChannels && k < channels; ++k) {
     const IVec comp = splat(g.compensation[k0 + k]);
     const float m = rq.multiplier[static_cast<std::size_t>(k0 + k)], o = rq.offset[static_cast<std::size_t>(k0 + k)];
     std::uint8_t* plane = out + (k0 + k) * g.out_plane;
-#pragma GCC unroll 8
     for (int v = 0; v < kV; ++v) {
       const IVec q = requantize_channel(sub(acc[k][v], comp), m, o, zp, lo, hi);
       for (int s = 0; s < vectors[v].segments; ++s) {

@@ -4,9 +4,10 @@
 // Plan asks every other int8 kernel of ours that supports the layer (the oracle and the
 // baselines excluded) to plan it, times them on the layer's real shape and weights, interleaved
 // (plan_timing.hpp, time_interleaved: the FP32 cpu.auto's rules), and keeps the lowest median.
-// Why measure: cpu.23 (VNNI's vpdpbusd) wins where the build has VNNI; without it, cpu.23's
-// two-vpmaddwd form and cpu.21's int16 pairs do the same multiplies with other layout costs, and
-// which is faster depends on the layer and the CPU. Depthwise layers have one candidate, cpu.22.
+// Why measure: the same multiplies cost differently by layer and CPU. With VNNI cpu.24 (pixels in
+// lanes, no transposes) wins the first, pointwise and wide 3 x 3 layers and cpu.23 the strided and
+// 8 x 8 ones (Ice Lake, 2026-12-03); without VNNI cpu.23's two-vpmaddwd form and cpu.21's int16
+// pairs trade places. Depthwise layers have cpu.22 and cpu.25.
 // Unlike FP32's, the choice never changes the outputs: every candidate gives the oracle's bytes.
 // Not remembered across runs (int8 plans are few and quick to time).
 // Run: build/convlab run --model resnet8 --precision int8 --kernel cpu.auto --batch 1,32 --per-layer
