@@ -249,6 +249,23 @@ TEST_CASE("int8 kernels: every CUDA one gives the oracle's bytes on the labelled
   CHECK(kernels == 3);  // cuda.20 (__dp4a), cuda.21 (mma.sync), cuda.22 (direct, every group count)
 }
 
+TEST_CASE("int8 kernels: cpu.24 and cpu.25 refuse the layers of the other, by name") {
+  const ConvProblem dense = parse_problem("mb1ic8ih8oc8oh8kh3ph1"), depthwise = parse_problem("g8mb1ic8ih8oc8oh8kh3ph1");
+  const Int8KernelInfo& rows = *find_int8_kernel("cpu.24_int8_direct_rows");
+  const Int8KernelInfo& dw = *find_int8_kernel("cpu.25_int8_depthwise_rows");
+  CHECK(rows.unsupported(depthwise) == "groups 1 only, got g8 (depthwise int8 is cpu.22 and cpu.25)");
+  CHECK(dw.unsupported(dense) == "depthwise only (groups = C = K), got g1 C 8 K 8");
+  CHECK(dw.unsupported(parse_problem("g4mb1ic8ih8oc8oh8kh3ph1")) == "depthwise only (groups = C = K), got g4 C 8 K 8");
+  CHECK(rows.supports(dense));
+  CHECK(dw.supports(depthwise));
+  // Plan refuses too, naming the kernel and the problem, rather than computing garbage.
+  const Int8ConvData dense_data = make_int8_conv_data(dense, 1), depthwise_data = make_int8_conv_data(depthwise, 1);
+  CHECK_THROWS_WITH_AS(rows.plan(depthwise, depthwise_data.weights(), Epilogue{}),
+                       doctest::Contains("cpu.24_int8_direct_rows cannot run g8mb1ic8ih8oc8oh8kh3ph1"), InputError);
+  CHECK_THROWS_WITH_AS(dw.plan(dense, dense_data.weights(), Epilogue{}),
+                       doctest::Contains("cpu.25_int8_depthwise_rows cannot run mb1ic8ih8oc8oh8kh3ph1"), InputError);
+}
+
 TEST_CASE("int8 kernels: a CUDA one refuses what it cannot run, by name") {
   const Int8KernelInfo& dp4a = *find_int8_kernel("cuda.20_int8_dp4a");
   CHECK(dp4a.unsupported(parse_problem("g8mb1ic8ih8oc8oh8kh3ph1")) == "groups > 1");

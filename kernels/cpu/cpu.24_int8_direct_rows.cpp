@@ -163,6 +163,9 @@ class Int8RowsConv final : public PlannedInt8Conv {
     {
       std::uint8_t* rows = base + omp_get_thread_num() * thread_bytes();
       auto* band = reinterpret_cast<std::int32_t*>(rows + source_bytes());
+      // The slack past the packed planes, read only by lanes that are not stored: zeroed once per
+      // run (the packing's overruns write bytes there, never garbage).
+      std::fill(band + quads_ * in_rows_ * row_words_, band + band_words(), 0);
       std::int64_t packed = -1;  // the (image, band) the buffer holds
 #pragma omp for schedule(static)
       for (std::int64_t item = 0; item < items; ++item) {
@@ -233,10 +236,8 @@ class Int8RowsConv final : public PlannedInt8Conv {
         std::int32_t* to = band + q * plane;
         std::int64_t x = 0;
         for (; x + kLanes <= pixels; x += kLanes) store(to + x, gather_quads(src, x, 1));
-        for (; x < pixels; ++x)
-          to[x] = static_cast<std::int32_t>(src[0][x] | src[1][x] << 8 | src[2][x] << 16 | std::uint32_t{src[3][x]} << 24);
+        for (; x < pixels; ++x) to[x] = quad_word(src, x);
       }
-      std::fill(band + quads_ * plane, band + band_words(), 0);
       return;
     }
     if (!fold_columns_) {
@@ -257,7 +258,6 @@ class Int8RowsConv final : public PlannedInt8Conv {
         // Vectors in order: each one's tail past the row is overwritten by the next row.
         for (std::int64_t x = 0; x < row_words_; x += kLanes) store(to + x, gather_quads(src, x, stride));
       }
-    std::fill(band + quads_ * plane, band + band_words(), 0);  // read only by lanes that are not stored
   }
 
   // Quads of four channels at each padded input column, straight from the input rows: the zero
@@ -284,11 +284,9 @@ class Int8RowsConv final : public PlannedInt8Conv {
         std::int64_t x = 0;
         for (; x < p_.w && (x + kLanes <= p_.w || src[3] + x + kLanes <= input_end); x += kLanes)
           store(pixels + x, gather_quads(src, x, 1));
-        for (; x < p_.w; ++x)
-          pixels[x] = static_cast<std::int32_t>(src[0][x] | src[1][x] << 8 | src[2][x] << 16 | std::uint32_t{src[3][x]} << 24);
+        for (; x < p_.w; ++x) pixels[x] = quad_word(src, x);
         std::fill(to + p_.pad_w + p_.w, to + row_words_, zp4);
       }
-    std::fill(band + quads_ * plane, band + band_words(), 0);  // read only by lanes that are not stored
   }
 
   // Output rows [y0, y1) and channels [k_begin, k_end) of one image: the band's pixel vectors in
@@ -353,7 +351,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
 }  // namespace
 
 std::string int8_direct_rows_unsupported(const ConvProblem& p) {
-  if (p.groups != 1) return fmt::format("groups 1 only, got g{} (depthwise int8 is cpu.22)", p.groups);
+  if (p.groups != 1) return fmt::format("groups 1 only, got g{} (depthwise int8 is cpu.22 and cpu.25)", p.groups);
   return {};
 }
 

@@ -21,6 +21,12 @@
 
 namespace convlab::cpu::int8 {
 
+// One u8 quad: bytes src[0..3][at] as one word, src[0] in the low byte (vpdpbusd's order).
+inline std::int32_t quad_word(const std::uint8_t* const (&src)[4], std::int64_t at) {
+  return static_cast<std::int32_t>(std::uint32_t{src[0][at]} | std::uint32_t{src[1][at]} << 8 |
+                                   std::uint32_t{src[2][at]} << 16 | std::uint32_t{src[3][at]} << 24);
+}
+
 // The integer vector of this build: kLanes int32 lanes (accumulators).
 #if defined(__AVX512BW__)
 constexpr int kLanes = 16;
@@ -49,12 +55,17 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {
   return _mm512_add_epi32(acc, _mm512_add_epi32(_mm512_madd_epi16(a_even, b_even), _mm512_madd_epi16(a_odd, b_odd)));
 }
 #endif
-inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+// The requantisation of kLanes accumulators, each lane's multiplier and offset in m and o:
+// int32 results in [lo, hi]. requantize and requantize_channel below load or splat them.
+inline IVec requantize_vec(IVec acc, __m512 m, __m512 o, IVec zp, IVec lo, IVec hi) {
   const __m512 limit = _mm512_set1_ps(kRequantLimit);
-  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_loadu_ps(m), _mm512_loadu_ps(o));
+  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), m, o);
   y = _mm512_min_ps(_mm512_max_ps(y, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
   const IVec q = _mm512_add_epi32(_mm512_cvtps_epi32(y), zp);  // rounds half to even (MXCSR default)
-  _mm512_storeu_si512(out, _mm512_min_epi32(_mm512_max_epi32(q, lo), hi));
+  return _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+}
+inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+  _mm512_storeu_si512(out, requantize_vec(acc, _mm512_loadu_ps(m), _mm512_loadu_ps(o), zp, lo, hi));
 }
 // The same, the kLanes results as bytes (they are in [0, 255] after the clamp).
 inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::uint8_t* out) {
@@ -65,11 +76,7 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
 // The requantisation of kLanes accumulators of one output channel (one multiplier, one offset):
 // int32 results in [lo, hi].
 inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
-  const __m512 limit = _mm512_set1_ps(kRequantLimit);
-  __m512 y = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), _mm512_set1_ps(m), _mm512_set1_ps(o));
-  y = _mm512_min_ps(_mm512_max_ps(y, _mm512_sub_ps(_mm512_setzero_ps(), limit)), limit);
-  const IVec q = _mm512_add_epi32(_mm512_cvtps_epi32(y), zp);
-  return _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+  return requantize_vec(acc, _mm512_set1_ps(m), _mm512_set1_ps(o), zp, lo, hi);
 }
 // Lanes [from, from + count) of q (values in [0, 255]) as `count` bytes at out: a permute moves
 // them to the front (vpermd), a masked vpmovdb stores them; a whole vector is one store.
@@ -119,12 +126,15 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {  // as the AVX-512BW form
   return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a_even, b_even), _mm256_madd_epi16(a_odd, b_odd)));
 }
 #endif
-inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+inline IVec requantize_vec(IVec acc, __m256 m, __m256 o, IVec zp, IVec lo, IVec hi) {
   const __m256 limit = _mm256_set1_ps(kRequantLimit);
-  __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(m), _mm256_loadu_ps(o));
+  __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), m, o);
   y = _mm256_min_ps(_mm256_max_ps(y, _mm256_sub_ps(_mm256_setzero_ps(), limit)), limit);
   const IVec q = _mm256_add_epi32(_mm256_cvtps_epi32(y), zp);  // rounds half to even (MXCSR default)
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_min_epi32(_mm256_max_epi32(q, lo), hi));
+  return _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
+}
+inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), requantize_vec(acc, _mm256_loadu_ps(m), _mm256_loadu_ps(o), zp, lo, hi));
 }
 inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::uint8_t* out) {
   alignas(32) std::int32_t q[kLanes];
@@ -136,11 +146,7 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
   std::memcpy(out + 4, &high, 4);
 }
 inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
-  const __m256 limit = _mm256_set1_ps(kRequantLimit);
-  __m256 y = _mm256_fmadd_ps(_mm256_cvtepi32_ps(acc), _mm256_set1_ps(m), _mm256_set1_ps(o));
-  y = _mm256_min_ps(_mm256_max_ps(y, _mm256_sub_ps(_mm256_setzero_ps(), limit)), limit);
-  const IVec q = _mm256_add_epi32(_mm256_cvtps_epi32(y), zp);
-  return _mm256_min_epi32(_mm256_max_epi32(q, lo), hi);
+  return requantize_vec(acc, _mm256_set1_ps(m), _mm256_set1_ps(o), zp, lo, hi);
 }
 inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
   alignas(32) std::int32_t lanes[kLanes];
@@ -224,10 +230,7 @@ inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
 }
 inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
   IVec word;
-  for (int l = 0; l < kLanes; ++l) {
-    const std::int64_t at = (x + l) * stride;
-    word.v[l] = static_cast<std::int32_t>(src[0][at] | src[1][at] << 8 | src[2][at] << 16 | std::uint32_t{src[3][at]} << 24);
-  }
+  for (int l = 0; l < kLanes; ++l) word.v[l] = quad_word(src, (x + l) * stride);
   return word;
 }
 inline void store(void* p, IVec v) { std::memcpy(p, v.v, sizeof v.v); }

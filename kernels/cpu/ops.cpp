@@ -32,6 +32,10 @@ void relu(float* x, std::int64_t count) {
 }
 
 namespace {
+// The common window, 2 x 2 at stride 2 with no padding: every one inside the plane, so the pools
+// take paths with no bounds to check.
+bool plain_2x2(const Pool2d& pool) { return pool.kernel == 2 && pool.stride == 2 && pool.pad == 0; }
+
 // Shared window walk of max and average pooling, FP32 and quint8; `step` sees the in-bounds
 // values of a window.
 template <typename T, typename Init, typename Step, typename Finish>
@@ -42,9 +46,9 @@ void pool2d(const T* in, const Shape& s, T* out, const Pool2d& pool, Init init, 
     for (std::int64_t c = 0; c < s.c(); ++c) {
       const T* plane = in + (n * s.c() + c) * s.h() * s.w();
       T* dst = out + (n * s.c() + c) * o.h() * o.w();
-      if (pool.kernel == 2 && pool.stride == 2 && pool.pad == 0) {
-        // The common window, every one inside the plane: no bounds to check, and a loop the
-        // compiler vectorises (quint8 max pooling took as long as the conv before it without this).
+      if (plain_2x2(pool)) {
+        // No bounds to check, and a loop the compiler vectorises (quint8 max pooling took as long
+        // as the conv before it without this; it now has max_pool_2x2_u8_row).
         for (std::int64_t y = 0; y < o.h(); ++y) {
           const T* top = plane + 2 * y * s.w();
           const T* bottom = top + s.w();
@@ -184,9 +188,8 @@ namespace {
 
 // One output row of a 2 x 2, stride-2 max pool of bytes: the two input rows' maximum (vpmaxub),
 // then each pair of neighbours' as the two bytes of a 16-bit word, narrowed back to bytes; 32,
-// 16, then 8 outputs at a time. The
-// generic loop widened every byte to an int: the u8 pool took twice the FP32 one's time (lab-cnn's
-// pool1 at batch 32, 2-core Ice Lake VM).
+// 16, then 8 outputs at a time. The generic loop widened every byte to an int: the u8 pool took
+// twice the FP32 one's time (lab-cnn's pool1 at batch 32, 2-core Ice Lake VM).
 void max_pool_2x2_u8_row(const std::uint8_t* top, const std::uint8_t* bottom, std::uint8_t* out, std::int64_t ow) {
   std::int64_t x = 0;
 #if defined(__AVX512BW__)
@@ -222,7 +225,7 @@ void max_pool_2x2_u8_row(const std::uint8_t* top, const std::uint8_t* bottom, st
 }  // namespace
 
 void max_pool2d_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out, const Pool2d& pool) {
-  if (pool.kernel == 2 && pool.stride == 2 && pool.pad == 0) {
+  if (plain_2x2(pool)) {
     const Shape o = pool_output_shape(s, pool);
 #pragma omp parallel for schedule(static)
     for (std::int64_t plane = 0; plane < s.n() * s.c(); ++plane)
