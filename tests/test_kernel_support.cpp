@@ -150,3 +150,27 @@ TEST_CASE("cpu.02: on large layers plan times its register tiles where the regis
   oracle->run(in.data(), want.data(), nullptr);
   for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-3f * (1 + std::abs(want[i])));
 }
+
+TEST_CASE("cpu.03/04: small images grouped per thread, a short last group included, give the bytes of one at a time") {
+  // 17 images of 6 x 6: at 2 threads the Winograd kernels take images in groups (the last alone),
+  // at 3 threads one at a time, at 1 thread all together. Each output is the same sum in the same
+  // order whatever the grouping, so the bytes must match; a wrong image offset would not.
+  const ConvProblem p = parse_problem("mb17ic16ih6oc20oh6kh3ph1");
+  const auto in = test::random_values(p.input_elems(), 1);
+  const auto w = test::random_values(p.weight_elems(), 2);
+  const auto b = test::random_values(p.k, 3);
+  const int threads = omp_get_max_threads();
+  for (const char* id : {"cpu.03_winograd_f2x3", "cpu.04_winograd_f4x3"}) {
+    CAPTURE(id);
+    omp_set_num_threads(3);
+    const auto alone = test::run_kernel(kernel(id), p, in, w, b, Activation::relu);
+    for (int t : {2, 1}) {
+      CAPTURE(t);
+      omp_set_num_threads(t);
+      const auto planned = kernel(id).plan(p, ConvWeights{w, b}, Epilogue{});
+      CHECK(planned->explain().find(t == 2 ? "2 image(s) per thread" : "17 image(s) per thread") != std::string::npos);
+      CHECK(test::run_kernel(kernel(id), p, in, w, b, Activation::relu) == alone);
+    }
+  }
+  omp_set_num_threads(threads);
+}

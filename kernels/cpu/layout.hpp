@@ -137,10 +137,12 @@ inline float* aligned_workspace(void* workspace) {
   return reinterpret_cast<float*>((address + 63) & ~std::uintptr_t{63});
 }
 
-// The workspace of for_each_blocked_image: a copy per thread (whole_images) or one shared, reused
-// image after image so it stays in cache, + alignment slack for aligned_workspace.
-inline std::size_t blocked_copies_bytes(const PaddedBlockedImage& image, bool whole_images, int threads) {
-  return static_cast<std::size_t>((whole_images ? threads : 1) * image.elems()) * sizeof(float) + Tensor::kAlignment;
+// The workspace of for_each_blocked_image: `group` copies per thread (whole_images) or one shared,
+// reused image after image so it stays in cache, + alignment slack for aligned_workspace.
+inline std::size_t blocked_copies_bytes(const PaddedBlockedImage& image, bool whole_images, int threads,
+                                        std::int64_t group = 1) {
+  return static_cast<std::size_t>((whole_images ? threads * group : 1) * image.elems()) * sizeof(float) +
+         Tensor::kAlignment;
 }
 
 // Whether a batch shares out between `threads` in whole images: evenly, or nearly (many images).
@@ -155,22 +157,27 @@ inline bool shares_whole_images(std::int64_t images, int threads) {
 // them), reads back from its own cache and meets no barrier. Otherwise (batch 1) the threads
 // share each image's rows, then its items, through one copy; static schedules give a thread
 // the same part of the image in both loops, so it mostly reads back what it wrote.
+// group > 1 (whole_images only): a thread takes `group` images n.. at a time into consecutive
+// copies (the last group may be short) and work(n, first copy, item, thread) spans them all, for
+// kernels whose images are too small to fill their tiles alone.
 template <class Work>
 void for_each_blocked_image(const float* input, std::int64_t images, const PaddedBlockedImage& image, float* copies,
-                            bool whole_images, int threads, std::int64_t items, Work&& work) {
+                            bool whole_images, int threads, std::int64_t items, Work&& work,
+                            std::int64_t group = 1) {
   const std::int64_t image_in = image.channels * image.height * image.width;
   if (whole_images) {
 #pragma omp parallel for schedule(static) num_threads(threads)
-    for (std::int64_t n = 0; n < images; ++n) {
+    for (std::int64_t first = 0; first < images; first += group) {
       const int thread = omp_get_thread_num();
-      float* copy = copies + thread * image.elems();
+      float* copy = copies + thread * group * image.elems();
       // Block by block: each block's rows read its `block` channel planes as that many sequential
       // streams, where row by row all C planes are read at once, more streams than the
       // hardware prefetchers follow.
-      for (std::int64_t cb = 0; cb < image.channel_blocks(); ++cb)
-        for (std::int64_t row = 0; row < image.padded_height(); ++row)
-          nchw_to_padded_nchwc_row(input + n * image_in, image, cb, row, copy);
-      for (std::int64_t item = 0; item < items; ++item) work(n, copy, item, thread);
+      for (std::int64_t n = first; n < std::min(images, first + group); ++n)
+        for (std::int64_t cb = 0; cb < image.channel_blocks(); ++cb)
+          for (std::int64_t row = 0; row < image.padded_height(); ++row)
+            nchw_to_padded_nchwc_row(input + n * image_in, image, cb, row, copy + (n - first) * image.elems());
+      for (std::int64_t item = 0; item < items; ++item) work(first, copy, item, thread);
     }
     return;
   }
@@ -187,9 +194,10 @@ void for_each_blocked_image(const float* input, std::int64_t images, const Padde
 
 // Only the reorders of for_each_blocked_image, for kernels' run_layout_changes_only.
 inline void reorder_blocked_images(const float* input, std::int64_t images, const PaddedBlockedImage& image,
-                                   float* copies, bool whole_images, int threads) {
-  for_each_blocked_image(input, images, image, copies, whole_images, threads, 0,
-                         [](std::int64_t, const float*, std::int64_t, int) {});
+                                   float* copies, bool whole_images, int threads, std::int64_t group = 1) {
+  for_each_blocked_image(
+      input, images, image, copies, whole_images, threads, 0, [](std::int64_t, const float*, std::int64_t, int) {},
+      group);
 }
 
 }  // namespace convlab::cpu

@@ -5,7 +5,9 @@
 // so the C x 9 multiplies per output of direct convolution become C x a^2 / m^2 multiplies
 // (4 for F(2x2, 3x3), 2.25 for F(4x4, 3x3)) plus the transforms. Per image, the input is
 // reordered to padded NCHWc (kernels/cpu/layout.hpp) so that every transform works on vectors of
-// `block` channels; then per chunk of tiles (sized so its V and M stay in L2) a thread:
+// `block` channels; then per chunk of tiles (sized so its V and M stay in L2; with whole images
+// per thread, the tiles of a group of images when one image has too few to fill the GEMMs' register
+// tiles and reuse their weights, e.g. 16 tiles of F(2x2) or 4 of F(4x4) on an 8 x 8 layer) a thread:
 //   1. transforms the input tiles: V[xi][t][c] = (B^T d B)[xi] (xi: one of the a^2 points);
 //   2. multiplies, for each xi, M[xi] (T x K) = V[xi] (T x C) * U[xi] (C x K): a^2 independent
 //      GEMMs over the channels, on cpu.02's register tile (microkernel.hpp) with the tiles in
@@ -80,11 +82,18 @@ class WinogradConv final : public PlannedConv {
         k_groups_(k_pad_ / kBlock, kMaxKBlocks),
         u_(aligned_floats(static_cast<std::size_t>(a * a * c_pad_ * k_pad_))),
         bias_(aligned_floats(static_cast<std::size_t>(k_pad_))) {
-    // Tiles per chunk: V and M (a^2 x (C + K) floats per tile) within ~512 KiB of L2, and at
-    // least 4 chunks per image so that batch 1 still feeds every thread.
+    // Tiles per chunk: V and M (a^2 x (C + K) floats per tile) within ~512 KiB of L2. Batch 1:
+    // at least 4 chunks per image, so that it still feeds every thread. Whole images per thread:
+    // groups of images up to that many tiles, in chunks of equal size.
     const std::int64_t tiles = tiles_h_ * tiles_w_;
-    chunk_tiles_ = std::clamp<std::int64_t>((512 * 1024 / 4) / (a * a * (c_pad_ + k_pad_)), 1,
-                                            std::max<std::int64_t>(1, (tiles + 3) / 4));
+    const std::int64_t l2_tiles = std::max<std::int64_t>(1, (512 * 1024 / 4) / (a * a * (c_pad_ + k_pad_)));
+    if (by_image_) {
+      group_ = images_per_group(p.n, threads, (l2_tiles + tiles - 1) / tiles);
+      const std::int64_t chunks = (group_ * tiles + l2_tiles - 1) / l2_tiles;
+      chunk_tiles_ = (group_ * tiles + chunks - 1) / chunks;
+    } else {
+      chunk_tiles_ = std::clamp<std::int64_t>(l2_tiles, 1, std::max<std::int64_t>(1, (tiles + 3) / 4));
+    }
     // U[xi][k / block][c][k % block] = (G g_kc G^T)[xi], zero for padded channels.
     std::fill(u_.get(), u_.get() + a * a * c_pad_ * k_pad_, 0.0f);
     for (std::int64_t k = 0; k < p.k; ++k)
@@ -106,7 +115,7 @@ class WinogradConv final : public PlannedConv {
       plane_offsets_[kk] = static_cast<std::int32_t>(scatter_ ? kk * plane : 0);
   }
 
-  // The padded NCHWc image (one per thread when they take whole images), then per thread one
+  // The padded NCHWc image (a group per thread when they take whole images), then per thread one
   // chunk's V and M.
   std::size_t workspace_bytes() const override {
     return static_cast<std::size_t>(images() * image_.elems() + threads_ * chunk_floats()) * sizeof(float) +
@@ -118,33 +127,56 @@ class WinogradConv final : public PlannedConv {
     float* copies = aligned_workspace(workspace);
     float* chunks = copies + images() * image_.elems();
     const std::int64_t image_out = p_.k * p_.out_h() * p_.out_w();
-    // An item is one chunk of tiles; each thread has its own chunk scratch.
-    for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_, chunks_per_image(),
-                           [&](std::int64_t n, const float* copy, std::int64_t chunk, int thread) {
-                             run_chunk(copy, output + n * image_out, chunk, chunks + thread * chunk_floats());
-                           });
+    // An item is one chunk of the tiles of images [n, n + group_); each thread has its own chunk
+    // scratch. The last group may have fewer images, so fewer chunks.
+    for_each_blocked_image(
+        input, p_.n, image_, copies, by_image_, threads_, chunks_per_item(),
+        [&](std::int64_t n, const float* copy, std::int64_t chunk, int thread) {
+          const std::int64_t tiles = std::min(group_, p_.n - n) * tiles_h_ * tiles_w_;
+          const std::int64_t first = chunk * chunk_tiles_;
+          if (first < tiles)
+            run_chunk(copy, output + n * image_out, first, std::min(chunk_tiles_, tiles - first),
+                      chunks + thread * chunk_floats());
+        },
+        group_);
+  }
+
+  std::string explain() const override {
+    return fmt::format("{} tiles of {}x{} per image, chunks of up to {} tiles, {} image(s) per thread at a time",
+                       tiles_h_ * tiles_w_, m, m, chunk_tiles_, by_image_ ? group_ : 1);
   }
 
   // The input's NCHW -> padded NCHWc reorder alone (the output transform writes NCHW directly).
   bool changes_layout() const override { return true; }
   bool effective_flops() const override { return true; }
   void run_layout_changes_only(const float* input, float*, void* workspace) const override {
-    reorder_blocked_images(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_);
+    reorder_blocked_images(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_, group_);
   }
 
  private:
   static std::int64_t round_up(std::int64_t channels) { return (channels + kBlock - 1) / kBlock * kBlock; }
   std::int64_t chunk_floats() const { return a * a * chunk_tiles_ * (c_pad_ + k_pad_); }
-  std::int64_t images() const { return by_image_ ? threads_ : 1; }
-  std::int64_t chunks_per_image() const { return (tiles_h_ * tiles_w_ + chunk_tiles_ - 1) / chunk_tiles_; }
+  std::int64_t images() const { return by_image_ ? threads_ * group_ : 1; }
+  std::int64_t chunks_per_item() const { return (group_ * tiles_h_ * tiles_w_ + chunk_tiles_ - 1) / chunk_tiles_; }
 
-  void run_chunk(const float* blocked, float* out_image, std::int64_t chunk, float* scratch) const {
-    const std::int64_t first = chunk * chunk_tiles_, count = std::min(chunk_tiles_, tiles_h_ * tiles_w_ - first);
+  // Images per group: up to `wanted`, in groups that share out evenly between the threads (or
+  // nearly: many groups), since a thread takes whole groups.
+  static std::int64_t images_per_group(std::int64_t images, int threads, std::int64_t wanted) {
+    for (std::int64_t g = std::min(wanted, images / threads); g > 1; --g)
+      if ((images % g == 0 && images / g % threads == 0) || (images + g - 1) / g >= 4 * threads) return g;
+    return 1;
+  }
+
+  // Tiles [first, first + count) of the images whose padded copies start at `blocked` (one after
+  // another, tiles numbered image by image) and whose NCHW outputs start at `out`.
+  void run_chunk(const float* blocked, float* out, std::int64_t first, std::int64_t count, float* scratch) const {
+    const std::int64_t tiles = tiles_h_ * tiles_w_, image_out = p_.k * p_.out_h() * p_.out_w();
     float* v = scratch;                                // [xi][t][c]
     float* mm = scratch + a * a * chunk_tiles_ * c_pad_;  // [xi][t][k]
     for (std::int64_t t = 0; t < count; ++t) {
-      const std::int64_t ty = (first + t) / tiles_w_, tx = (first + t) % tiles_w_;
-      const float* tile = blocked + ty * m * image_.row_stride() + tx * m * kBlock;
+      const std::int64_t image = (first + t) / tiles, ty = (first + t) % tiles / tiles_w_,
+                         tx = (first + t) % tiles_w_;
+      const float* tile = blocked + image * image_.elems() + ty * m * image_.row_stride() + tx * m * kBlock;
       for (std::int64_t cb = 0; cb < c_pad_ / kBlock; ++cb)
         input_tile(tile + cb * image_.block_stride(), v + t * c_pad_ + cb * kBlock, count * c_pad_);
     }
@@ -168,9 +200,10 @@ class WinogradConv final : public PlannedConv {
       }
     }
     for (std::int64_t t = 0; t < count; ++t) {
-      const std::int64_t ty = (first + t) / tiles_w_, tx = (first + t) % tiles_w_;
+      const std::int64_t image = (first + t) / tiles, ty = (first + t) % tiles / tiles_w_,
+                         tx = (first + t) % tiles_w_;
       for (std::int64_t kb = 0; kb < k_pad_ / kBlock; ++kb)
-        output_tile(mm + t * k_pad_ + kb * kBlock, count * k_pad_, kb, out_image, ty, tx);
+        output_tile(mm + t * k_pad_ + kb * kBlock, count * k_pad_, kb, out + image * image_out, ty, tx);
     }
   }
 
@@ -230,6 +263,7 @@ class WinogradConv final : public PlannedConv {
   Epilogue e_;
   int threads_;
   bool by_image_;  // whole images per thread when the batch shares out (as in cpu.02)
+  std::int64_t group_ = 1;  // images per item when by_image_ (images_per_group)
   std::int64_t tiles_h_, tiles_w_, c_pad_, k_pad_;
   PaddedBlockedImage image_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most kMaxKBlocks (as cpu.02)
