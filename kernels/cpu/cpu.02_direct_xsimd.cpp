@@ -45,7 +45,7 @@ template <int kTile, int kKBlocks, bool kUnitStride, bool k3x3>
 void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
                float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
-  accumulate<kTile, kKBlocks, kUnitStride, k3x3>(acc, in, w, g);
+  accumulate<kTile, kKBlocks, kUnitStride, k3x3 ? 3 : 0>(acc, in, w, g);
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);
@@ -69,7 +69,7 @@ void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* 
   std::int64_t off[kTile];
   std::copy_n(offsets, kTile, off);
   Vec acc[kKBlocks][kTile];
-  accumulate_at<kTile, kKBlocks, k3x3>(acc, in, w, g, [&off](int x) { return off[x]; });
+  accumulate_at<kTile, kKBlocks, k3x3 ? 3 : 0>(acc, in, w, g, [&off](int x) { return off[x]; });
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);

@@ -94,14 +94,16 @@ inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage
 // fixed order c, r, s. The offsets are loop-invariant: compile-time constants (unit stride: the
 // broadcasts use immediate address offsets), a multiple of a stride, or a table whose entries
 // stay in registers (pixels from several output rows, cpu.02's whole-plane tiles).
-// k3x3: the kernel is 3 x 3 (g.r and g.s ignored), so the tap loops unroll: nine taps of straight
-// FMAs per channel instead of a 3-trip inner loop whose branch and pointer updates came with every
-// 12 FMAs (AVX2). Measured on cpu.02, Zen 2: the stride-2 3 x 3 layers 0.87-0.91x -> 1.03x
-// oneDNN, mb32ic64ih8oc64oh8kh3ph1 0.87x -> 0.93x (bench/RESULTS.md, fifteenth session).
-template <int kTile, int kKBlocks, bool k3x3 = false, class PixelOffset>
+// kSide > 0: the kernel is kSide x kSide (g.r and g.s ignored), so the tap loops unroll. 3: nine
+// taps of straight FMAs per channel instead of a 3-trip inner loop whose branch and pointer updates
+// came with every 12 FMAs (AVX2). Measured on cpu.02, Zen 2: the stride-2 3 x 3 layers 0.87-0.91x
+// -> 1.03x oneDNN, mb32ic64ih8oc64oh8kh3ph1 0.87x -> 0.93x (bench/RESULTS.md, fifteenth session).
+// 1 (the Winograd GEMMs): with run-time 1 x 1 tap loops, their setup cost as many instructions
+// per channel as the 4 x 7 tile's 28 FMAs.
+template <int kTile, int kKBlocks, int kSide = 0, class PixelOffset>
 inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
                           PixelOffset offset) {
-  const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s;
+  const std::int64_t r = kSide > 0 ? kSide : g.r, s = kSide > 0 ? kSide : g.s;
   for (auto& row : acc)
     for (Vec& a : row) a = Vec(0.0f);
   for (std::int64_t c = 0; c < g.channels; ++c) {
@@ -121,10 +123,10 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
 }
 
 // accumulate_at for kTile neighbouring pixels of one output row, g.in_pixel apart.
-template <int kTile, int kKBlocks, bool kUnitStride, bool k3x3 = false>
+template <int kTile, int kKBlocks, bool kUnitStride, int kSide = 0>
 inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g) {
   const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
-  accumulate_at<kTile, kKBlocks, k3x3>(acc, in, w, g, [=](int x) { return x * pixel; });
+  accumulate_at<kTile, kKBlocks, kSide>(acc, in, w, g, [=](int x) { return x * pixel; });
 }
 
 // Every (width, k blocks) instantiation of a tile function, indexed [k blocks - 1][width - 1]
