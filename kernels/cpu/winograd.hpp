@@ -8,7 +8,8 @@
 // `block` channels; then per chunk of tiles (sized so its V and M stay in L2; with whole images
 // per thread, the tiles of a group of images when one image has too few to fill the GEMMs' register
 // tiles and reuse their weights, e.g. 16 tiles of F(2x2) or 4 of F(4x4) on an 8 x 8 layer) a thread:
-//   1. transforms the input tiles: V[xi][t][c] = (B^T d B)[xi] (xi: one of the a^2 points);
+//   1. transforms the input tiles: V[xi][c / block][t][c % block] = (B^T d B)[xi] (xi: one of the
+//      a^2 points);
 //   2. multiplies, for each xi, M[xi] (T x K) = V[xi] (T x C) * U[xi] (C x K): a^2 independent
 //      GEMMs over the channels, on cpu.02's register tile (microkernel.hpp) with the tiles in
 //      place of pixels and U packed as [xi][K/block][C][block] in plan, so nothing is repacked;
@@ -44,7 +45,7 @@ std::string unsupported(const ConvProblem& p);
 template <int kTile, int kKBlocks>
 void gemm_tile(const float* v, const float* u, const TileGeometry& g, float* m, std::int64_t m_row) {
   Vec acc[kKBlocks][kTile];
-  accumulate<kTile, kKBlocks, false, 1>(acc, v, u, g);
+  accumulate<kTile, kKBlocks, true, 1>(acc, v, u, g);
   for (int kb = 0; kb < kKBlocks; ++kb)
     for (int x = 0; x < kTile; ++x) acc[kb][x].store_aligned(m + x * m_row + kb * kBlock);
 }
@@ -171,18 +172,20 @@ class WinogradConv final : public PlannedConv {
   // another, tiles numbered image by image) and whose NCHW outputs start at `out`.
   void run_chunk(const float* blocked, float* out, std::int64_t first, std::int64_t count, float* scratch) const {
     const std::int64_t tiles = tiles_h_ * tiles_w_, image_out = p_.k * p_.out_h() * p_.out_w();
-    float* v = scratch;                                // [xi][t][c]
+    float* v = scratch;                                // [xi][c / block][t][c % block]
     float* mm = scratch + a * a * chunk_tiles_ * c_pad_;  // [xi][t][k]
     for (std::int64_t t = 0; t < count; ++t) {
       const std::int64_t image = (first + t) / tiles, ty = (first + t) % tiles / tiles_w_,
                          tx = (first + t) % tiles_w_;
       const float* tile = blocked + image * image_.elems() + ty * m * image_.row_stride() + tx * m * kBlock;
       for (std::int64_t cb = 0; cb < c_pad_ / kBlock; ++cb)
-        input_tile(tile + cb * image_.block_stride(), v + t * c_pad_ + cb * kBlock, count * c_pad_);
+        input_tile(tile + cb * image_.block_stride(), v + (cb * count + t) * kBlock, count * c_pad_);
     }
     // The GEMMs: a 1x1 "convolution" over the channels with the tiles as pixels.
-    const TileGeometry g{.channels = p_.c, .r = 1, .s = 1, .in_block_stride = kBlock, .in_tap_row = 0,
-                         .in_tap_col = 0, .in_pixel = c_pad_, .w_block_stride = c_pad_ * kBlock};
+    // V blocked like an NCHWc row (tiles as pixels), so a GEMM tile's broadcasts are at fixed
+    // offsets from one pointer, as cpu.02's unit-stride tiles' are.
+    const TileGeometry g{.channels = p_.c, .r = 1, .s = 1, .in_block_stride = count * kBlock, .in_tap_row = 0,
+                         .in_tap_col = 0, .in_pixel = kBlock, .w_block_stride = c_pad_ * kBlock};
     for (int xi = 0; xi < a * a; ++xi) {
       const float* vx = v + xi * count * c_pad_;
       const float* ux = u_.get() + xi * k_pad_ * c_pad_;
@@ -193,7 +196,7 @@ class WinogradConv final : public PlannedConv {
         for_each_tile(
             count,
             [&](std::int64_t t0, int width) {
-              kGemmTiles[kbs - 1][width - 1](vx + t0 * c_pad_, ux + kb0 * kBlock * c_pad_, g,
+              kGemmTiles[kbs - 1][width - 1](vx + t0 * kBlock, ux + kb0 * kBlock * c_pad_, g,
                                              mx + t0 * k_pad_ + kb0 * kBlock, k_pad_);
             },
             max_tile_width(kbs));
