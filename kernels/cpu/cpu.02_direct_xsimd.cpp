@@ -96,6 +96,19 @@ std::vector<int> tile_choices(std::int64_t k_blocks) {
   }
   return choices;
 }
+// Pixels per item of the whole-plane schedule: a few tiles, so that small planes still give the
+// threads several items per image. When the threads share each image (batch 1), the chunks are as
+// many as make the items (chunks x k groups) a multiple of the threads, the nearest such count, so
+// that no thread waits at the image's end for another's extra chunk: an 8 x 8 plane's 3 chunks
+// had one thread doing two while the other did one.
+std::int64_t plane_chunk_pixels(std::int64_t plane, int widest, std::int64_t k_groups, int threads, bool by_image) {
+  const std::int64_t parts = (plane + 4 * widest - 1) / (4 * widest);
+  if (!by_image)
+    for (std::int64_t d = 0; d < parts; ++d)
+      for (std::int64_t even : {parts - d, parts + d})
+        if (even >= 1 && even <= plane && even * k_groups % threads == 0) return (plane + even - 1) / even;
+  return 4 * widest;
+}
 // Layers of fewer FLOPs per image than this take the first choice unmeasured: the
 // measurement would cost more than any difference could repay.
 constexpr double kTileChoiceMinFlops = 2e7;
@@ -115,9 +128,8 @@ class DirectXsimdConv final : public PlannedConv {
         three_by_three_(p.r == 3 && p.s == 3),
         prefetch_output_(prefetch_output_pays(p)),
         plane_(rows_too_short(p.out_w(), widest_)),
-        // Pixels per item of the whole-plane schedule: a few tiles, so that small planes still
-        // give the threads several items per image.
-        chunks_(p.out_h() * p.out_w(), 4 * widest_),
+        chunks_(p.out_h() * p.out_w(), plane_chunk_pixels(p.out_h() * p.out_w(), widest_, k_groups_.parts, threads,
+                                                          by_image_)),
         plane_offsets_(plane_ ? plane_offset_table(p, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
