@@ -12,7 +12,8 @@
 // Accuracy: the transforms amplify rounding; error_scale in cpu_kernels.inc says by how much.
 // Measured: 104 GFLOP/s effective, 0.74x oneDNN, about cpu.02's speed on mb32ic64ih56oc64oh56kh3ph1
 //   (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 135-149 GFLOP/s effective, 0.95-1.16x
-//   oneDNN (Ice Lake VM, 2026-11-29, before cpu.02's 4 x 7 tile).
+//   oneDNN (Ice Lake VM, 2026-11-29, before cpu.02's 4 x 7 tile). 8 x 8 layers at batch 1, Ice Lake,
+//   chunks spanning images and 1 x 1 GEMM loops (winograd.hpp): 1.42-1.51x oneDNN (2026-12-03).
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.03_winograd_f2x3,cpu.02_direct_xsimd --interleave
 #include "kernels/cpu/winograd.hpp"
 

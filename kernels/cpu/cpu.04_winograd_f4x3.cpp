@@ -10,7 +10,8 @@
 // Accuracy: the transform points 0, +-1, +-2 and the 1/6, 1/12, 1/24 factors amplify rounding
 // about 10x more than F(2x2)'s (error_scale 436 in cpu_kernels.inc, with the reason).
 // Measured: 171 GFLOP/s effective, 1.21x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2,
-//   2026-11-30); 1.6x oneDNN on the 2-core Ice Lake VM (AVX-512).
+//   2026-11-30); 1.6x oneDNN on the 2-core Ice Lake VM (AVX-512). 8 x 8 layers at batch 32 (Ice Lake,
+//   2026-12-03): 0.44x -> 1.77-1.87x oneDNN once a GEMM spans several images' tiles (winograd.hpp).
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.04_winograd_f4x3,cpu.02_direct_xsimd --interleave
 #include "kernels/cpu/winograd.hpp"
 
