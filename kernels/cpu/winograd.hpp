@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -119,8 +120,8 @@ class WinogradConv final : public PlannedConv {
   // The padded NCHWc image (a group per thread when they take whole images), then per thread one
   // chunk's V and M.
   std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(images() * image_.elems() + threads_ * chunk_floats()) * sizeof(float) +
-           Tensor::kAlignment;
+    return blocked_copies_bytes(image_, by_image_, threads_, group_) +
+           static_cast<std::size_t>(threads_ * chunk_floats()) * sizeof(float);
   }
   std::size_t weight_bytes() const override { return (a * a * c_pad_ * k_pad_ + k_pad_) * sizeof(float); }
 
@@ -174,9 +175,12 @@ class WinogradConv final : public PlannedConv {
     const std::int64_t tiles = tiles_h_ * tiles_w_, image_out = p_.k * p_.out_h() * p_.out_w();
     float* v = scratch;                                // [xi][c / block][t][c % block]
     float* mm = scratch + a * a * chunk_tiles_ * c_pad_;  // [xi][t][k]
+    // Tile t of the chunk: its image, and its row and column of tiles there.
+    const auto where = [&](std::int64_t t) {
+      return std::array{(first + t) / tiles, (first + t) % tiles / tiles_w_, (first + t) % tiles_w_};
+    };
     for (std::int64_t t = 0; t < count; ++t) {
-      const std::int64_t image = (first + t) / tiles, ty = (first + t) % tiles / tiles_w_,
-                         tx = (first + t) % tiles_w_;
+      const auto [image, ty, tx] = where(t);
       const float* tile = blocked + image * image_.elems() + ty * m * image_.row_stride() + tx * m * kBlock;
       for (std::int64_t cb = 0; cb < c_pad_ / kBlock; ++cb)
         input_tile(tile + cb * image_.block_stride(), v + (cb * count + t) * kBlock, count * c_pad_);
@@ -203,8 +207,7 @@ class WinogradConv final : public PlannedConv {
       }
     }
     for (std::int64_t t = 0; t < count; ++t) {
-      const std::int64_t image = (first + t) / tiles, ty = (first + t) % tiles / tiles_w_,
-                         tx = (first + t) % tiles_w_;
+      const auto [image, ty, tx] = where(t);
       for (std::int64_t kb = 0; kb < k_pad_ / kBlock; ++kb)
         output_tile(mm + t * k_pad_ + kb * kBlock, count * k_pad_, kb, out + image * image_out, ty, tx);
     }
