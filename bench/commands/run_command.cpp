@@ -43,7 +43,7 @@ void print_precision_summary(const std::vector<Result>& results) {
   fmt::print("\n{}", describe(*effect->quantization));
   std::map<std::int64_t, std::pair<const Result*, const Result*>> best;  // batch -> fastest fp32, fastest int8
   for (const Result& r : results) {
-    if (r.status != ResultStatus::ok || r.kernel == "cpu.00_reference" || r.kernel == "cpu.20_int8_reference") continue;
+    if (r.status != ResultStatus::ok || is_oracle(r.kernel)) continue;
     const Result*& slot = r.precision == Precision::int8 ? best[r.batch].second : best[r.batch].first;
     if (slot == nullptr || r.latency.p50 < slot->latency.p50) slot = &r;
   }

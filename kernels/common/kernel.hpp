@@ -90,6 +90,11 @@ struct KernelInfo {
   bool supports(const ConvProblem& p) const { return unsupported(p).empty(); }
 };
 
+// The oracles: the plain loops every other kernel is checked against, FP32 and int8. Neither
+// competes on speed (not a candidate of cpu.auto, never the "best of ours").
+inline constexpr std::string_view kFp32Oracle = "cpu.00_reference", kInt8Oracle = "cpu.20_int8_reference";
+constexpr bool is_oracle(std::string_view id) { return id == kFp32Oracle || id == kInt8Oracle; }
+
 // Every kernel built into this binary, in list order (backend, then teaching number).
 std::span<const KernelInfo> all_kernels();
 // nullptr when no kernel has this id.

@@ -36,7 +36,7 @@ constexpr std::string_view kAutoId = "cpu.auto";
 constexpr double kStrictErrorScale = 8;  // Winograd F(2x2)'s bound; F(4x4)'s is 436 (cpu_kernels.inc)
 
 bool is_candidate(const KernelInfo& k, const ConvProblem& p, bool strict) {
-  return k.backend == Backend::cpu && !k.baseline && k.id != kAutoId && k.id != "cpu.00_reference" &&
+  return k.backend == Backend::cpu && !k.baseline && k.id != kAutoId && !is_oracle(k.id) &&
          (!strict || k.error_scale <= kStrictErrorScale) && k.supports(p);
 }
 

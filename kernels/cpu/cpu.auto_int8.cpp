@@ -23,10 +23,10 @@ namespace convlab::cpu {
 
 namespace {
 
-constexpr std::string_view kAutoId = "cpu.auto_int8", kOracleId = "cpu.20_int8_reference";
+constexpr std::string_view kAutoId = "cpu.auto_int8";
 
 bool is_candidate(const Int8KernelInfo& k, const ConvProblem& p) {
-  return k.backend == Backend::cpu && !k.baseline && k.id != kAutoId && k.id != kOracleId && k.supports(p);
+  return k.backend == Backend::cpu && !k.baseline && k.id != kAutoId && !is_oracle(k.id) && k.supports(p);
 }
 
 class AutoInt8Conv final : public PlannedInt8Conv {
