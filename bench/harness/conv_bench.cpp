@@ -25,13 +25,20 @@ namespace convlab {
 
 namespace {
 
+// The input 64-byte aligned, as a network's activations are (a std::vector's 16-byte alignment
+// split a vector load in two cache lines and cost the kernels that read the input directly
+// 5-10% more than those that copy it first).
 struct Buffers {
-  std::vector<float> input, weight, bias;
+  std::unique_ptr<float[], detail::AlignedFree> input_storage;
+  std::span<float> input;  // in input_storage
+  std::vector<float> weight, bias;
 };
 
 Buffers make_buffers(const ConvProblem& p, std::uint64_t seed) {
-  Buffers b{std::vector<float>(static_cast<std::size_t>(p.input_elems())),
-            std::vector<float>(static_cast<std::size_t>(p.weight_elems())), std::vector<float>(static_cast<std::size_t>(p.k))};
+  const auto input_elems = static_cast<std::size_t>(p.input_elems());
+  Buffers b{aligned_floats(input_elems), {}, std::vector<float>(static_cast<std::size_t>(p.weight_elems())),
+            std::vector<float>(static_cast<std::size_t>(p.k))};
+  b.input = {b.input_storage.get(), input_elems};
   fill_uniform(b.input, seed, 1);
   fill_uniform(b.weight, seed, 2);
   fill_uniform(b.bias, seed, 3);
