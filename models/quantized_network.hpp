@@ -101,6 +101,8 @@ class Int8NetworkPlan {
   const MemoryAccount& memory() const { return memory_; }
   // The int8 kernel each conv or linear layer runs, in layer order (empty for the others).
   const std::vector<std::string>& kernel_ids() const { return kernel_ids_; }
+  // Why a layer's kernel was chosen (cpu.auto_int8's measurement), empty when nothing chose.
+  std::string explain(int layer) const { return convs_.at(layer) ? convs_[layer]->explain() : std::string(); }
 
  private:
   const std::uint8_t* bytes(int index) const;

@@ -398,6 +398,14 @@ TEST_CASE("cli: --kernel cpu.auto with --precision int8 runs cpu.auto_int8, whic
   const std::string depthwise = layers[1]["kernel"], dense = layers[2]["kernel"];  // measured: any candidate may win
   CHECK((depthwise == "cpu.22_int8_depthwise" || depthwise == "cpu.25_int8_depthwise_rows"));
   CHECK((dense == "cpu.21_int8_direct_madd" || dense == "cpu.23_int8_direct_vnni" || dense == "cpu.24_int8_direct_rows"));
+  // --explain's lines: per layer the choice, its margin and every candidate's median.
+  const auto& choices = doc["results"][0]["kernel_choices"];
+  REQUIRE(choices.size() >= 2);
+  const std::string why = choices[1];
+  CHECK(why.starts_with("features.1.dw: chose " + depthwise + ", "));
+  CHECK(why.find("interleaved rounds") != std::string::npos);
+  CHECK(why.find("cpu.22_int8_depthwise ") != std::string::npos);
+  CHECK(why.find("cpu.25_int8_depthwise_rows ") != std::string::npos);
 }
 
 TEST_CASE("peak: the int8 probe names its instruction and measures both thread counts") {

@@ -53,6 +53,7 @@ std::unique_ptr<PreparedConv> prepare_int8(const Int8KernelInfo& info, const Con
   auto k = std::make_unique<PreparedInt8>();
   k->data = make_int8_conv_data(p, seed);
   k->planned = info.plan(p, k->data.weights(), Epilogue{});
+  if (std::string why = k->planned->explain(); !why.empty()) r.choices.push_back(std::move(why));
   k->workspace = aligned_floats((k->planned->workspace_bytes() + sizeof(float) - 1) / sizeof(float));
   const auto in_bytes = static_cast<std::size_t>(p.input_elems()), out_bytes = static_cast<std::size_t>(p.output_elems());
   k->host_input = aligned_floats((in_bytes + sizeof(float) - 1) / sizeof(float));

@@ -53,7 +53,9 @@ Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, D
     fill_model_input(net, plan.input().span(), config.seed);
     r.model_memory = plan.memory();
     for (std::size_t i = 0; i < net.layers().size(); ++i)
-      if (!plan.kernel_ids()[i].empty() && plan.kernel_ids()[i] != id)
+      if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
+        r.choices.push_back(fmt::format("{}: {}", net.layers()[i].name, why));
+      else if (!plan.kernel_ids()[i].empty() && plan.kernel_ids()[i] != id)
         r.choices.push_back(fmt::format("{}: {} (the layer {} does not support)", net.layers()[i].name,
                                         plan.kernel_ids()[i], id));
     // End-to-end: the images go into the FP32 input, which the int8 forward quantises.

@@ -27,8 +27,9 @@ class PlannedInt8Conv {
   // As for FP32: a kernel that converts layouts inside run also exposes the conversions alone.
   virtual bool changes_layout() const { return false; }
   virtual void run_layout_changes_only(const std::uint8_t* /*input*/, std::uint8_t* /*output*/, void* /*workspace*/) const {}
-  // For a kernel that picks another (cpu.auto_int8): the id of the one it runs.
+  // For a kernel that picks another (cpu.auto_int8): the id of the one it runs, and why.
   virtual std::string chosen_kernel() const { return {}; }
+  virtual std::string explain() const { return {}; }
 };
 
 struct Int8KernelInfo {

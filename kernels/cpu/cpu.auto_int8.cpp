@@ -9,8 +9,11 @@
 // 8 x 8 ones (Ice Lake, 2026-12-03); without VNNI cpu.23's two-vpmaddwd form and cpu.21's int16
 // pairs trade places. Depthwise layers have cpu.22 and cpu.25.
 // Unlike FP32's, the choice never changes the outputs: every candidate gives the oracle's bytes.
-// Not remembered across runs (int8 plans are few and quick to time).
+// Not remembered across runs (int8 plans are few and quick to time). --explain prints each layer's
+// choice, its margin and every candidate's median.
 // Run: build/convlab run --model resnet8 --precision int8 --kernel cpu.auto --batch 1,32 --per-layer
+#include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -31,7 +34,8 @@ bool is_candidate(const Int8KernelInfo& k, const ConvProblem& p) {
 
 class AutoInt8Conv final : public PlannedInt8Conv {
  public:
-  AutoInt8Conv(std::unique_ptr<PlannedInt8Conv> chosen, std::string_view id) : chosen_(std::move(chosen)), id_(id) {}
+  AutoInt8Conv(std::unique_ptr<PlannedInt8Conv> chosen, std::string_view id, std::string explanation)
+      : chosen_(std::move(chosen)), id_(id), explanation_(std::move(explanation)) {}
   std::size_t workspace_bytes() const override { return chosen_->workspace_bytes(); }
   std::size_t weight_bytes() const override { return chosen_->weight_bytes(); }
   void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
@@ -42,11 +46,30 @@ class AutoInt8Conv final : public PlannedInt8Conv {
     chosen_->run_layout_changes_only(input, output, workspace);
   }
   std::string chosen_kernel() const override { return id_; }
+  std::string explain() const override { return explanation_; }
 
  private:
   std::unique_ptr<PlannedInt8Conv> chosen_;
-  std::string id_;
+  std::string id_, explanation_;
 };
+
+// "chose A, 12.0% ahead of B (medians of ...): A 0.100 ms; B 0.112 ms; C 0.300 ms, dropped after 3
+// rounds", the candidates fastest first, as cpu.auto's --explain (without its error column: every
+// candidate gives the oracle's bytes).
+std::string explain_choice(const std::vector<const Int8KernelInfo*>& infos, const InterleavedTiming& t) {
+  std::vector<std::size_t> order(infos.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::ranges::stable_sort(order, {}, [&](std::size_t i) { return std::pair{bool(t.dropped[i]), t.median[i]}; });
+  std::string s = fmt::format("chose {}, {:.1f}% ahead of {} (medians of {} interleaved rounds, {:.0f} ms timing)",
+                              infos[order[0]]->id, 100 * (t.median[order[1]] / t.median[order[0]] - 1), infos[order[1]]->id,
+                              t.rounds, t.spent_ms);
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    const std::size_t i = order[j];
+    s += fmt::format("{} {} {:.3f} ms", j == 0 ? ":" : ";", infos[i]->id, t.median[i]);
+    if (t.dropped[i]) s += fmt::format(", dropped after {} rounds", t.ms[i].size());
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -65,6 +88,7 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
     if (is_candidate(k, p)) infos.push_back(&k), plans.push_back(k.plan(p, w, e));
   if (plans.empty()) throw InputError(fmt::format("cpu.auto_int8: {}: {}", to_string(p), auto_int8_unsupported(p)));
   std::size_t best = 0;
+  std::string explanation = fmt::format("chose {} (the only candidate)", infos[0]->id);
   if (plans.size() > 1) {
     std::vector<const PlannedInt8Conv*> views;
     for (const auto& plan : plans) views.push_back(plan.get());
@@ -74,8 +98,9 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
     const InterleavedTiming t = time_interleaved(plans.size(), time_ms);
     for (std::size_t i = 1; i < plans.size(); ++i)
       if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
+    explanation = explain_choice(infos, t);
   }
-  return std::make_unique<AutoInt8Conv>(std::move(plans[best]), infos[best]->id);
+  return std::make_unique<AutoInt8Conv>(std::move(plans[best]), infos[best]->id, std::move(explanation));
 }
 
 }  // namespace convlab::cpu
