@@ -124,6 +124,36 @@ TEST_CASE("int8 quantize: ops::quantize's vectors give quantize_u8's bytes, halv
   }
 }
 
+TEST_CASE("int8 add: ops::add_u8's vectors give AddRequant's bytes, with and without ReLU, ties and saturation included") {
+  // Every pair of bytes (65536, not a multiple of any vector) and scales whose sums land on
+  // halves (0.5 exactly) or saturate (16), for each output zero point's end.
+  std::vector<std::uint8_t> a, b;
+  for (int i = 0; i < 256; ++i)
+    for (int j = 0; j < 256; ++j) a.push_back(static_cast<std::uint8_t>(i)), b.push_back(static_cast<std::uint8_t>(j));
+  a.push_back(7), b.push_back(250);  // one more: a scalar tail
+  const QuantParams half{.scale = 0.5f, .zero_point = 128}, odd{.scale = 0.0371f, .zero_point = 3};
+  for (const auto& [qa, qb, qout] : {std::tuple{half, half, QuantParams{.scale = 1.0f, .zero_point = 0}},
+                                     std::tuple{odd, half, QuantParams{.scale = 0.05f, .zero_point = 255}},
+                                     std::tuple{half, odd, QuantParams{.scale = 0.03125f, .zero_point = 90}}})
+    for (const bool relu : {false, true}) {
+      const AddRequant rq(qa, qb, qout, relu);
+      std::vector<std::uint8_t> got(a.size());
+      ops::add_u8(a.data(), qa, b.data(), qb, got.data(), qout, static_cast<std::int64_t>(a.size()), relu);
+      std::size_t off = 0, saturated = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        off += got[i] != rq(a[i], b[i]);
+        saturated += got[i] == 255 || got[i] == 0;
+      }
+      CHECK(off == 0);
+      CHECK(saturated > 0);
+      CHECK(rq(a[0], b[0]) >= (relu ? qout.zero_point : 0));
+    }
+  // Half to even: (0.5 * (129 - 128) + 0.5 * (128 - 128)) / 1 = 0.5 -> 0; 1.5 -> 2.
+  const AddRequant tie(half, half, QuantParams{.scale = 1.0f, .zero_point = 10}, false);
+  CHECK(tie(129, 128) == 10);
+  CHECK(tie(131, 128) == 12);
+}
+
 TEST_CASE("int8 weights: bad scales, zero points and sizes are refused by name") {
   const ConvProblem p = parse_problem("mb1ic2ih4oc2oh4kh1");
   const std::vector<std::int8_t> weight(4, 1);

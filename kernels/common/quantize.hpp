@@ -24,6 +24,7 @@
 //   scale and zero point, as PyTorch's quantised ReLU6 does.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <span>
@@ -55,6 +56,25 @@ inline std::uint8_t quantize_u8(float x, QuantParams q) {
   return saturate_u8(static_cast<std::int32_t>(std::fmin(r, 1024.0f)) + q.zero_point);
 }
 inline float dequantize(std::uint8_t q, QuantParams p) { return p.scale * static_cast<float>(q - p.zero_point); }
+
+// A quantised residual add (PyTorch's FloatFunctional add, add_relu) with its own output
+// quantisation: y = a_scale * (a - a_zp) + b_scale * (b - b_zp) in units of the output scale
+// (scales divided once, in AddRequant), as one fma over the second product (never contracted
+// otherwise, the same on every device), rounded half to even, plus the output zero point,
+// saturated, and at least `lo` (the output zero point after a ReLU: the real 0). y is clamped to
+// +-1024 first: past it every result saturates alike, and the int conversion stays defined.
+struct AddRequant {
+  float a_scale, b_scale;  // each input's scale over the output's
+  std::int32_t a_zero_point, b_zero_point, out_zero_point, lo;
+  AddRequant(QuantParams a, QuantParams b, QuantParams out, bool relu)
+      : a_scale(a.scale / out.scale), b_scale(b.scale / out.scale), a_zero_point(a.zero_point),
+        b_zero_point(b.zero_point), out_zero_point(out.zero_point), lo(relu ? out.zero_point : 0) {}
+  std::uint8_t operator()(std::uint8_t a, std::uint8_t b) const {
+    const float y = std::fma(a_scale, static_cast<float>(a - a_zero_point), b_scale * static_cast<float>(b - b_zero_point));
+    const auto q = static_cast<std::int32_t>(std::nearbyint(std::fmax(std::fmin(y, 1024.0f), -1024.0f)));
+    return std::max(saturate_u8(q + out_zero_point), static_cast<std::uint8_t>(lo));
+  }
+};
 
 // Weights as PyTorch's quantised conv holds them: qint8 K x C/groups x R x S (OIHW), one scale per
 // output channel (zero point 0), a float bias (or none); and the input and output quantisation.

@@ -264,6 +264,41 @@ inline void quantize_bytes(const float* in, std::uint8_t* out, std::int64_t coun
   for (; i < count; ++i) out[i] = quantize_u8(in[i], q);
 }
 
+// ops::add_u8 over `count` byte pairs: AddRequant (kernels/common/quantize.hpp) on whole
+// vectors, the same bytes (vcvtps2dq rounds half to even in the default MXCSR mode, as
+// nearbyint). The scalar loop took 5% of resnet8's int8 forward at batch 32.
+inline void add_bytes(const std::uint8_t* a, const std::uint8_t* b, std::uint8_t* out, std::int64_t count,
+                      const AddRequant& rq) {
+  std::int64_t i = 0;
+#if defined(__AVX512F__)
+  const __m512 sa = _mm512_set1_ps(rq.a_scale), sb = _mm512_set1_ps(rq.b_scale);
+  const __m512 lo = _mm512_set1_ps(-1024.0f), hi = _mm512_set1_ps(1024.0f);
+  const __m512i za = _mm512_set1_epi32(rq.a_zero_point), zb = _mm512_set1_epi32(rq.b_zero_point);
+  const __m512i zo = _mm512_set1_epi32(rq.out_zero_point), floor = _mm512_set1_epi32(rq.lo), top = _mm512_set1_epi32(255);
+  for (; i + 16 <= count; i += 16) {
+    const __m512 x = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))), za));
+    const __m512 y = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i))), zb));
+    const __m512 r = _mm512_min_ps(_mm512_max_ps(_mm512_fmadd_ps(sa, x, _mm512_mul_ps(sb, y)), lo), hi);
+    const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(r), zo);  // lo >= 0: max(q, lo) also saturates at 0
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(q, floor), top)));
+  }
+#elif defined(__AVX2__)
+  const __m256 sa = _mm256_set1_ps(rq.a_scale), sb = _mm256_set1_ps(rq.b_scale);
+  const __m256 lo = _mm256_set1_ps(-1024.0f), hi = _mm256_set1_ps(1024.0f);
+  const __m256i za = _mm256_set1_epi32(rq.a_zero_point), zb = _mm256_set1_epi32(rq.b_zero_point);
+  const __m256i zo = _mm256_set1_epi32(rq.out_zero_point), floor = _mm256_set1_epi32(rq.lo), top = _mm256_set1_epi32(255);
+  for (; i + 8 <= count; i += 8) {
+    const __m256 x = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + i))), za));
+    const __m256 y = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + i))), zb));
+    const __m256 r = _mm256_min_ps(_mm256_max_ps(_mm256_fmadd_ps(sa, x, _mm256_mul_ps(sb, y)), lo), hi);
+    const __m256i q = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(r), zo), floor), top);
+    const __m128i words = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_packus_epi16(words, words));
+  }
+#endif
+  for (; i < count; ++i) out[i] = rq(a[i], b[i]);
+}
+
 // Bytes a caller leaves writable past its last padded row: copy_padded_row may store a whole
 // 64-byte vector for a shorter row.
 inline constexpr std::int64_t kPaddedRowSlack = 64;

@@ -258,13 +258,11 @@ void global_avg_pool_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* ou
 
 void add_u8(const std::uint8_t* a, QuantParams qa, const std::uint8_t* b, QuantParams qb, std::uint8_t* out,
          QuantParams qout, std::int64_t count, bool relu_after) {
-  const float sa = qa.scale / qout.scale, sb = qb.scale / qout.scale;
-  const std::int32_t lo = relu_after ? qout.zero_point : 0;
+  const AddRequant rq(qa, qb, qout, relu_after);
+  constexpr std::int64_t kChunk = 4096;  // per task: whole vectors, and few enough tasks to be cheap
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < count; ++i) {
-    const float y = std::fma(sa, static_cast<float>(a[i] - qa.zero_point), sb * static_cast<float>(b[i] - qb.zero_point));
-    out[i] = std::max(saturate_u8(static_cast<std::int32_t>(std::nearbyint(y)) + qout.zero_point), static_cast<std::uint8_t>(lo));
-  }
+  for (std::int64_t at = 0; at < count; at += kChunk)
+    cpu::int8::add_bytes(a + at, b + at, out + at, std::min(kChunk, count - at), rq);
 }
 
 void quantize(const float* in, std::uint8_t* out, std::int64_t count, QuantParams q) {
