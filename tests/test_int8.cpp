@@ -393,6 +393,32 @@ TEST_CASE("cli: run --precision fp32,int8 times both in one run and says what in
                           "--fresh-process times FP32 kernels only for now");
 }
 
+TEST_CASE("cli: run --interleave times a batch's FP32 and int8 rows together, the oracle alone, each still checked") {
+  const fs::path json = test::scratch() / "run-interleave.json";
+  const test::Outcome o = test::run_convlab(
+      "run --model lenet5 --precision fp32,int8 --kernel cpu.00_reference,cpu.02_direct_xsimd,cpu.24_int8_direct_rows "
+      "--batch 1,2 --warmup 1 --trials 3 --calibration 4 --eval-inputs 4 --per-layer --interleave --json " + json.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("batch 2: int8 cpu.24_int8_direct_rows") != std::string::npos);
+  const auto doc = nlohmann::json::parse(test::slurp(json));
+  REQUIRE(doc["results"].size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) {
+    const auto& r = doc["results"][i];
+    CAPTURE(r["kernel"]);
+    CHECK(r["batch"] == (i < 3 ? 1 : 2));  // batch by batch
+    CHECK(r["status"] == "ok");             // each checked against its oracle after the rounds
+    CHECK(r["samples_ms"].size() == 3);
+    CHECK(r.contains("interleaved") == (r["kernel"] != "cpu.00_reference"));
+    CHECK(r["precision"] == (r["kernel"] == "cpu.24_int8_direct_rows" ? "int8" : "fp32"));
+    CHECK(r.contains("quantization") == (r["precision"] == "int8"));
+    CHECK(r["per_layer"].size() == 7);  // lenet5's layers
+    CHECK(std::ranges::find(r["flags"], "memory_not_own") != r["flags"].end());  // the set's memory, not the row's
+  }
+  test::check_usage_error("run --model lenet5 --interleave --end-to-end", "--interleave times forward passes only, not with --end-to-end");
+  test::check_usage_error("run --model lenet5 --interleave --fresh-process 2", "--interleave times forward passes only, not with --fresh-process");
+  test::check_usage_error("run --model lenet5 --interleave --backend cuda", "--interleave runs on the CPU backend only for now");
+}
+
 TEST_CASE("cli: run --precision int8 --per-layer times each int8 layer and names its kernel") {
   const fs::path json = test::scratch() / "int8-layers.json";
   const test::Outcome o = test::run_convlab("run --model mobilenet-tiny --precision int8 --kernel cpu.21_int8_direct_madd "

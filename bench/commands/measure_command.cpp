@@ -38,8 +38,13 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   config.cuda_graph = o.cuda_graph;
   config.fuse = !o.no_fuse;
   config.fresh_processes = o.fresh_processes;
+  config.interleave = o.interleave;
   if (o.cuda_graph && config.backend != Backend::cuda) throw InputError("--cuda-graph applies to --backend cuda only");
   if (o.no_fuse && config.backend == Backend::cpu) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
+  if (o.interleave && config.backend != Backend::cpu) throw InputError("--interleave runs on the CPU backend only for now");
+  if (o.interleave && (o.end_to_end || o.fresh_processes > 0))
+    throw InputError(fmt::format("--interleave times forward passes only, not with {}",
+                                 o.end_to_end ? "--end-to-end" : "--fresh-process"));
   bool fp32 = false, int8 = false;
   for (const std::string& p : split(o.precisions, ',')) (parse_precision(p) == Precision::int8 ? int8 : fp32) = true;
   if (int8 && std::ranges::none_of(all_int8_kernels(), [&](const Int8KernelInfo& k) { return k.backend == config.backend; }))

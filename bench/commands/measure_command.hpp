@@ -33,6 +33,7 @@ struct RunOptions {
   bool end_to_end = false;
   std::string images;  // with end_to_end: a folder of images; empty: generated ones
   int fresh_processes = 0;
+  bool interleave = false;          // a batch's rows timed together, round by round (CPU)
   std::string precisions = "fp32";  // fp32, int8 or both: which kernels of --kernel run
   int calibration = 32;             // int8: seeded calibration inputs
   std::string observer = "minmax";  // int8: minmax or histogram

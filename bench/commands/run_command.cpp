@@ -104,6 +104,9 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_option("--images", o.images, "With --end-to-end: a folder of images (default: generated 640x480 JPEGs)");
   cmd.add_option("--fresh-process", o.fresh_processes,
                  "Also time N new processes' first forward, from process start to result (CPU)");
+  cmd.add_flag("--interleave", o.interleave,
+               "CPU: time a batch's rows (every kernel and precision) together, one forward of each per round, "
+               "so a busy spell falls on all of them");
   cmd.add_option("--precision", o.precisions, "fp32, int8 or fp32,int8: which kernels of --kernel run (int8: CPU and CUDA)")
       ->capture_default_str();
   cmd.add_option("--calibration", o.calibration, "int8: seeded inputs the activations' ranges are observed on")

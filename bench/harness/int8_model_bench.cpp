@@ -40,43 +40,37 @@ QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, c
                                      "cpu.20_int8_reference");
 }
 
-Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, Device& device, Clock& clock,
-                    const std::string& id, std::int64_t batch) {
+PlannedModelRow plan_int8_row(const ModelBenchConfig& config, const QuantizedNetwork& q, const std::string& id,
+                              std::int64_t batch) {
   const Network& net = q.network();
-  Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
-           .precision = Precision::int8, .batch = batch, .threads = omp_get_max_threads(), .protocol = config.protocol,
-           .method = config.method, .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_int8_gops};
-  RowMemoryProbe memory;
-  memory.start();
-  try {
-    Int8NetworkPlan plan(q, batch, id);
-    fill_model_input(net, plan.input().span(), config.seed);
-    r.model_memory = plan.memory();
-    for (std::size_t i = 0; i < net.layers().size(); ++i)
-      if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
-        r.choices.push_back(fmt::format("{}: {}", net.layers()[i].name, why));
-      else if (!plan.kernel_ids()[i].empty() && plan.kernel_ids()[i] != id)
-        r.choices.push_back(fmt::format("{}: {} (the layer {} does not support)", net.layers()[i].name,
-                                        plan.kernel_ids()[i], id));
-    // End-to-end: the images go into the FP32 input, which the int8 forward quantises.
-    measure_forward(config, net, plan.input().span(), [&plan] { plan.forward(); }, device, clock, r);
-    r.row_memory = memory.finish(r.measurement.rss_before_bytes);
+  PlannedModelRow row{.result = model_row(config, net, id, batch)};
+  auto plan = std::make_shared<Int8NetworkPlan>(q, batch, id);
+  fill_model_input(net, plan->input().span(), config.seed);
+  Result& r = row.result;
+  r.model_memory = plan->memory();
+  for (std::size_t i = 0; i < net.layers().size(); ++i)
+    if (std::string why = plan->explain(static_cast<int>(i)); !why.empty())
+      r.choices.push_back(fmt::format("{}: {}", net.layers()[i].name, why));
+    else if (!plan->kernel_ids()[i].empty() && plan->kernel_ids()[i] != id)
+      r.choices.push_back(fmt::format("{}: {} (the layer {} does not support)", net.layers()[i].name,
+                                      plan->kernel_ids()[i], id));
+  // End-to-end: the images go into the FP32 input, which the int8 forward quantises.
+  row.input = plan->input().span();
+  row.forward = [plan] { plan->forward(); };
+  row.finish = [plan, &q, &config, &net, batch](Result& r) {
     r.latency = summarize(r.measurement.samples_ms, config.method);
-    if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
+    if (config.per_layer) r.layer_times = profile_layers(*plan, net, config.protocol);
     // Ours compute the oracle's arithmetic: the same bytes, or the row is invalid.
-    Int8NetworkPlan oracle(q, batch, "cpu.20_int8_reference");
-    std::copy(plan.input().data(), plan.input().data() + plan.input().elems(), oracle.input().data());
+    Int8NetworkPlan oracle(q, batch, std::string(kInt8Oracle));
+    std::copy(plan->input().data(), plan->input().data() + plan->input().elems(), oracle.input().data());
     oracle.forward();
     for (std::size_t i = 0; i < net.layers().size() && r.error.empty(); ++i)
-      if (plan.dequantized(static_cast<int>(i)) != oracle.dequantized(static_cast<int>(i))) {
+      if (plan->dequantized(static_cast<int>(i)) != oracle.dequantized(static_cast<int>(i))) {
         r.status = ResultStatus::invalid;
         r.error = fmt::format("INVALID: layer {} differs from cpu.20_int8_reference's", net.layers()[i].name);
       }
-  } catch (const std::bad_alloc&) {
-    r.status = ResultStatus::out_of_memory;
-    r.error = fmt::format("out of memory at batch {}", batch);
-  }
-  return r;
+  };
+  return row;
 }
 
 }  // namespace convlab

@@ -23,9 +23,9 @@ QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network&
 // calibration set and the timed input.
 QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, const QuantizedNetwork& q);
 
-// One int8 kernel at one batch: plan, measure, check. The row's precision is int8, its rate
-// counts GOP/s (no % of the FP32 peak).
-Result measure_int8(const ModelBenchConfig& config, const QuantizedNetwork& q, Device& device, Clock& clock,
-                    const std::string& id, std::int64_t batch);
+// One int8 kernel at one batch, planned (the check comes in its finish). The row's precision is
+// int8, its rate counts GOP/s (no % of the FP32 peak).
+PlannedModelRow plan_int8_row(const ModelBenchConfig& config, const QuantizedNetwork& q, const std::string& id,
+                              std::int64_t batch);
 
 }  // namespace convlab

@@ -62,47 +62,122 @@ void measure_forward(const ModelBenchConfig& config, const Network& net, std::sp
   r.images = config.images->source;
 }
 
+Result model_row(const ModelBenchConfig& config, const Network& net, const std::string& kernel, std::int64_t batch) {
+  const bool int8 = find_int8_kernel(kernel) != nullptr;
+  return Result{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = kernel,
+                .precision = int8 ? Precision::int8 : Precision::fp32, .batch = batch, .threads = omp_get_max_threads(),
+                .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item(),
+                .peak_gflops = int8 ? config.peak_int8_gops : config.peak_gflops};
+}
+
 namespace {
 
-// One kernel at one batch: plan, measure, then check the outputs against the oracle's.
-Result measure_one(const ModelBenchConfig& config, const Network& net, Device& device, Clock& clock, const std::string& id,
-                   std::int64_t batch) {
-  Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id, .batch = batch,
-           .threads = omp_get_max_threads(), .protocol = config.protocol, .method = config.method,
-           .flops_per_item = net.flops_per_item(), .peak_gflops = config.peak_gflops};
-  RowMemoryProbe memory;
-  memory.start();  // before the plan: its buffers are the row's
-  try {
-    NetworkPlan plan(net, batch, KernelSelection{.default_kernel = id});
-    fill_model_input(net, plan.input().span(), config.seed);
-    r.model_memory = plan.memory();
-    r.effective_flops = plan.effective_flops();
-    for (std::size_t i = 0; i < net.layers().size(); ++i)
-      if (std::string why = plan.explain(static_cast<int>(i)); !why.empty())
-        r.choices.push_back(net.layers()[i].name + ": " + why);
-    measure_forward(config, net, plan.input().span(), [&plan] { plan.forward(); }, device, clock, r);
-    r.row_memory = memory.finish(r.measurement.rss_before_bytes);  // before other measurements reset the peak
-    if (plan.has_layout_changes())
-      r.layout_ms = summarize(measure([&plan] { plan.layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
+// One FP32 kernel at one batch, planned (the check against the oracle comes in its finish).
+PlannedModelRow plan_fp32_row(const ModelBenchConfig& config, const Network& net, Device& device, Clock& clock,
+                              const std::string& id, std::int64_t batch) {
+  PlannedModelRow row{.result = model_row(config, net, id, batch)};
+  auto plan = std::make_shared<NetworkPlan>(net, batch, KernelSelection{.default_kernel = id});
+  fill_model_input(net, plan->input().span(), config.seed);
+  Result& r = row.result;
+  r.model_memory = plan->memory();
+  r.effective_flops = plan->effective_flops();
+  for (std::size_t i = 0; i < net.layers().size(); ++i)
+    if (std::string why = plan->explain(static_cast<int>(i)); !why.empty())
+      r.choices.push_back(net.layers()[i].name + ": " + why);
+  row.input = plan->input().span();
+  row.forward = [plan] { plan->forward(); };
+  row.finish = [plan, &config, &net, &device, &clock, id](Result& r) {
+    if (plan->has_layout_changes())
+      r.layout_ms = summarize(measure([&plan] { plan->layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
     r.latency = summarize(r.measurement.samples_ms, config.method);
     if (!r.measurement.device_samples_ms.empty())
       r.device_latency = summarize(r.measurement.device_samples_ms, config.method);
-    if (config.per_layer) r.layer_times = profile_layers(plan, net, config.protocol);
+    if (config.per_layer) r.layer_times = profile_layers(*plan, net, config.protocol);
     // Either way the activations then hold a fresh forward's, for the constant-output check.
     std::string why;
-    if (id == "cpu.00_reference") plan.forward();
-    else why = differs_from_reference(net, plan, find_kernel(id)->error_scale);
+    if (id == kFp32Oracle) plan->forward();
+    else why = differs_from_reference(net, *plan, find_kernel(id)->error_scale);
     if (!why.empty()) {
       r.status = ResultStatus::invalid;
       r.error = std::move(why);
     } else {
-      r.mistrusted = mistrusted_reason(net, plan);
+      r.mistrusted = mistrusted_reason(net, *plan);
+    }
+  };
+  return row;
+}
+
+Result out_of_memory_row(const ModelBenchConfig& config, const Network& net, const std::string& id, std::int64_t batch) {
+  Result r = model_row(config, net, id, batch);
+  r.status = ResultStatus::out_of_memory;
+  r.error = fmt::format("out of memory at batch {}", batch);
+  return r;
+}
+
+// A row of `id` at `batch` (FP32 or int8), planned; its memory account starts before the plan.
+using PlanRow = std::function<PlannedModelRow(const std::string& id, std::int64_t batch)>;
+
+// One row planned, timed alone and finished; its memory its own.
+Result measure_alone(const ModelBenchConfig& config, const Network& net, Device& device, Clock& clock,
+                     const PlanRow& plan_row, const std::string& id, std::int64_t batch) {
+  RowMemoryProbe memory;
+  memory.start();  // before the plan: its buffers are the row's
+  try {
+    PlannedModelRow row = plan_row(id, batch);
+    measure_forward(config, net, row.input, row.forward, device, clock, row.result);
+    row.result.row_memory = memory.finish(row.result.measurement.rss_before_bytes);  // before other measurements reset the peak
+    row.finish(row.result);
+    return std::move(row.result);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory_row(config, net, id, batch);
+  }
+}
+
+// The rows of one batch planned together, then timed round by round (measure_interleaved), the
+// oracle alone after the rounds, as `conv --interleave` does; their memory is the set's.
+std::vector<Result> measure_interleaved_rows(const ModelBenchConfig& config, const Network& net, Device& device,
+                                             Clock& clock, const PlanRow& plan_row, std::int64_t batch) {
+  RowMemoryProbe set_memory;
+  set_memory.start();
+  std::vector<std::optional<PlannedModelRow>> rows;  // empty: no memory for its plan
+  for (const std::string& id : config.kernels) {
+    try {
+      rows.emplace_back(plan_row(id, batch));
+    } catch (const std::bad_alloc&) {
+      rows.emplace_back();
+    }
+  }
+  std::vector<Workload> workloads;
+  std::vector<std::size_t> timed, oracles;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i]) continue;
+    if (is_oracle(rows[i]->result.kernel)) {
+      oracles.push_back(i);
+      continue;
+    }
+    timed.push_back(i);
+    workloads.push_back({rows[i]->forward, &device});
+  }
+  try {
+    std::vector<Measurement> m = measure_interleaved(workloads, config.protocol, clock);
+    for (const std::size_t i : oracles) m.push_back(measure(rows[i]->forward, device, config.protocol, clock));
+    timed.insert(timed.end(), oracles.begin(), oracles.end());
+    RowMemory shared = set_memory.finish(m.empty() ? 0 : m.front().rss_before_bytes);
+    shared.own = false;
+    for (std::size_t j = 0; j < timed.size(); ++j) {
+      Result& r = rows[timed[j]]->result;
+      r.measurement = std::move(m[j]);
+      r.row_memory = shared;
+      r.interleaved = !is_oracle(r.kernel);
+      rows[timed[j]]->finish(r);
     }
   } catch (const std::bad_alloc&) {
-    r.status = ResultStatus::out_of_memory;
-    r.error = fmt::format("out of memory at batch {}", batch);
+    for (auto& row : rows) row.reset();  // every row of the set: out of memory
   }
-  return r;
+  std::vector<Result> results;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    results.push_back(rows[i] ? std::move(rows[i]->result) : out_of_memory_row(config, net, config.kernels[i], batch));
+  return results;
 }
 
 }  // namespace
@@ -146,21 +221,28 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
   if (config.cuda_graph) throw InputError("--cuda-graph applies to --backend cuda only");
   if (!config.fuse) throw InputError("--no-fuse applies to the GPU backends (cuda, metal) only");
   SteadyClock clock;
+  const PlanRow plan_row = [&](const std::string& id, std::int64_t batch) {
+    return find_int8_kernel(id) != nullptr ? plan_int8_row(config, *quantized, id, batch)
+                                           : plan_fp32_row(config, net, *device, clock, id, batch);
+  };
   std::vector<Result> results;
+  const auto add = [&](Result r) {
+    if (r.precision == Precision::int8) r.quantization = effect;
+    results.push_back(std::move(r));
+    if (on_result) on_result(results.back());
+  };
   try {
+    if (config.interleave) {
+      for (const std::int64_t batch : config.batches)
+        for (Result& r : measure_interleaved_rows(config, net, *device, clock, plan_row, batch)) add(std::move(r));
+      return results;
+    }
     for (const std::string& id : config.kernels)
       for (const std::int64_t batch : config.batches) {
-        if (find_int8_kernel(id) != nullptr) {
-          results.push_back(measure_int8(config, *quantized, *device, clock, id, batch));
-          results.back().quantization = effect;
-          if (on_result) on_result(results.back());
-          continue;
-        }
-        results.push_back(measure_one(config, net, *device, clock, id, batch));
+        Result r = measure_alone(config, net, *device, clock, plan_row, id, batch);
         // After the plan above is gone: the new processes compete with nothing of this one's.
-        if (config.fresh_processes > 0 && results.back().status == ResultStatus::ok)
-          results.back().fresh = measure_fresh_processes(config, id, batch);
-        if (on_result) on_result(results.back());
+        if (config.fresh_processes > 0 && r.status == ResultStatus::ok) r.fresh = measure_fresh_processes(config, id, batch);
+        add(std::move(r));
       }
   } catch (const Interrupted&) {
     // Ctrl-C: the result in progress is dropped; the caller sees interrupted() and writes the

@@ -48,6 +48,24 @@ struct ModelBenchConfig {
   // --fresh-process N: also time the first forward of N new convlab processes per kernel x batch
   // (bench/pipeline/fresh_process.hpp; re-executes this binary, so only the convlab tool sets it).
   int fresh_processes = 0;
+  // --interleave: the rows of a batch, every kernel and precision, timed together, one forward
+  // of each per round (measure_interleaved), the oracle alone after them. CPU forward passes only
+  // (model_bench_config refuses it with a GPU backend, images or fresh processes).
+  bool interleave = false;
+};
+
+// A row's identity before anything is measured: model, backend, kernel, precision (int8 for an
+// int8 kernel, its rate then of the int8 peak), batch, threads, protocol.
+Result model_row(const ModelBenchConfig& config, const Network& net, const std::string& kernel, std::int64_t batch);
+
+// A row planned and ready to time: its forward, the input that forward reads (an end-to-end pass
+// fills it), and what follows the trials (the summaries, the per-layer profile, the check
+// against the oracle). Holds the plan.
+struct PlannedModelRow {
+  Result result;
+  std::span<float> input;
+  std::function<void()> forward;
+  std::function<void(Result&)> finish;
 };
 
 // The kernels of `backend` that support every conv layer of `model`, in list order.
