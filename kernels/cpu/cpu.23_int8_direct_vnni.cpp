@@ -16,8 +16,8 @@
 // same bytes everywhere, the speed only where the build has VNNI (-march=native on a VNNI CPU).
 // Epilogue and tile as cpu.21 (output-channel blocks x pixels in raster order across row ends),
 // but the tile's shape follows K: 4 x 6, 3 x 8, 2 x 12 or 1 x 16 (AVX2: 2 x 6, 1 x 12).
-// Measured: 993-1168 GOP/s, 57-67% of the int8 peak (1746, `convlab peak`), 1.05-1.15x
-// onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 5 VM, AVX-512 VNNI, 2026-12-02).
+// Measured: 1.05-1.15x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1, 57-67% of the int8 peak
+// (Zen 5 VM, VNNI, 2026-12-02); 0.98-1.08x on 8 x 8 maps at batch 32 (Ice Lake VM, 2026-12-03).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.23_int8_direct_vnni,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <cstring>
