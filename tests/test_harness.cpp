@@ -116,18 +116,28 @@ TEST_CASE("harness: bad protocols are rejected") {
                        InputError);
 }
 
-TEST_CASE("harness: interleaved workloads are timed round by round, the order rotated each round") {
-  Log log;
-  FakeClock clock(log);
-  CountingDevice device(log, false);
-  // Workload a's runs take 10 ms, b's 20, c's 30; the log records which ran, in order.
+namespace {
+
+// Workloads a, b, c: a's runs take 10 ms, b's 20, c's 30; the log records which ran, in order.
+// `alone`: the one marked to be measured by itself.
+std::vector<Workload> abc_workloads(Log& log, FakeClock& clock, CountingDevice& device, char alone = 0) {
   std::vector<Workload> workloads;
   for (const char* name : {"a", "b", "c"})
     workloads.push_back({[&log, &clock, name] {
                            log.events.emplace_back(name);
                            clock.advance_ms(10 * (name[0] - 'a' + 1));
                          },
-                         &device});
+                         &device, name[0] == alone});
+  return workloads;
+}
+
+}  // namespace
+
+TEST_CASE("harness: interleaved workloads are timed round by round, the order rotated each round") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  const std::vector<Workload> workloads = abc_workloads(log, clock, device);
   const std::vector<Measurement> m = measure_interleaved(workloads, {.warmup = 1, .trials = 3}, clock);
   std::vector<std::string> runs;
   for (const std::string& e : log.events)
@@ -145,6 +155,22 @@ TEST_CASE("harness: interleaved workloads are timed round by round, the order ro
   CHECK(m[0].peak_rss_bytes == m[2].peak_rss_bytes);  // the set's memory, shared
   CHECK_THROWS_WITH_AS(measure_interleaved(workloads, {.warmup = 0, .trials = 0}, clock),
                        "trials 0 must be at least 1", InputError);
+}
+
+TEST_CASE("harness: a workload marked alone is measured after the rounds, by itself, in its place among the results") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  const std::vector<Measurement> m = measure_interleaved(abc_workloads(log, clock, device, 'b'), {.warmup = 1, .trials = 2}, clock);
+  std::string runs;
+  for (const std::string& e : log.events)
+    if (e.size() == 1 && e[0] >= 'a' && e[0] <= 'c') runs += e;
+  // a and c in rounds (cold, warmup, then ac, ca with a run before each timed one), then b alone:
+  // cold, warmup, two trials (one workload: no extra untimed run).
+  CHECK(runs == "acacaaccccaabbbb");
+  REQUIRE(m.size() == 3);
+  for (int i = 0; i < 3; ++i)
+    for (const double ms : m[i].samples_ms) CHECK(ms == doctest::Approx(1.0 + 10 * (i + 1)));
 }
 
 TEST_CASE("peak: the register tile's ceiling is measured, its work never optimised away") {

@@ -196,10 +196,8 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
       const ConvProblem p = np.problem.with_batch(batch);
       const std::vector<std::string> ids = config.kernels.empty() ? default_kernels(config, p) : config.kernels;
       // One at a time: each kernel planned, checked, timed and freed before the next. Interleaved:
-      // all planned and checked first, then timed together round by round (measure_interleaved),
-      // except the oracle, timed alone after them: its long scalar runs in the rounds made the
-      // next kernels' trials up to 2x slower (on an Ice Lake VM, ours more than oneDNN's), while
-      // nobody compares its speed closely.
+      // all planned and checked first, then timed together round by round (measure_interleaved;
+      // the oracle alone after the rounds).
       std::vector<Result> rows;
       std::vector<std::unique_ptr<PreparedConv>> prepared;  // interleaved: rows[i]'s kernel, or null
       RowMemoryProbe set_memory;  // interleaved: the kernels' memory is held together, no row's own
@@ -235,24 +233,15 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
       }
       if (config.interleave) {
         std::vector<Workload> workloads;
-        std::vector<std::size_t> rows_timed, oracle_rows;
+        std::vector<std::size_t> rows_timed;
         for (std::size_t i = 0; i < rows.size(); ++i)
           if (const PreparedConv* k = prepared[i].get()) {
-            if (is_oracle(rows[i].kernel)) {
-              oracle_rows.push_back(i);
-              continue;
-            }
-            workloads.push_back({[k] { k->run(); }, k->device});
+            workloads.push_back({[k] { k->run(); }, k->device, is_oracle(rows[i].kernel)});
+            rows[i].interleaved = !workloads.back().alone;
             rows_timed.push_back(i);
           }
         try {
           std::vector<Measurement> m = measure_interleaved(workloads, config.protocol, clock);
-          for (const std::size_t i : oracle_rows) {
-            const PreparedConv& oracle = *prepared[i];
-            m.push_back(measure([&oracle] { oracle.run(); }, *oracle.device, config.protocol, clock));
-            rows[i].interleaved = false;
-          }
-          rows_timed.insert(rows_timed.end(), oracle_rows.begin(), oracle_rows.end());
           RowMemory shared = set_memory.finish(m.empty() ? 0 : m.front().rss_before_bytes);
           shared.own = false;
           for (std::size_t j = 0; j < rows_timed.size(); ++j) {
@@ -261,7 +250,6 @@ std::vector<Result> run_conv_bench(const ConvBenchConfig& config, const std::fun
           }
         } catch (const std::bad_alloc&) {
           for (const std::size_t i : rows_timed) mark_out_of_memory(rows[i]);
-          for (const std::size_t i : oracle_rows) mark_out_of_memory(rows[i]);
         }
       }
       for (Result& r : rows) {

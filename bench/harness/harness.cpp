@@ -30,10 +30,8 @@ void timed_run(const Workload& w, Clock& clock, double& host_ms, double* device_
   if (device_timer && device_ms != nullptr) *device_ms = device.elapsed_ms();
 }
 
-}  // namespace
-
-std::vector<Measurement> measure_interleaved(const std::vector<Workload>& workloads, const Protocol& protocol,
-                                             Clock& clock) {
+// The rounds of measure_interleaved, every workload in them.
+std::vector<Measurement> measure_rounds(const std::vector<Workload>& workloads, const Protocol& protocol, Clock& clock) {
   if (protocol.trials < 1) throw InputError(fmt::format("trials {} must be at least 1", protocol.trials));
   if (protocol.warmup < 0) throw InputError(fmt::format("warmup {} must not be negative", protocol.warmup));
   const std::size_t count = workloads.size(), trials = static_cast<std::size_t>(protocol.trials);
@@ -76,6 +74,20 @@ std::vector<Measurement> measure_interleaved(const std::vector<Workload>& worklo
     m[i].peak_rss_is_process_lifetime = lifetime_peak;
     m[i].device_memory = workloads[i].device->memory();
   }
+  return m;
+}
+
+}  // namespace
+
+std::vector<Measurement> measure_interleaved(const std::vector<Workload>& workloads, const Protocol& protocol,
+                                             Clock& clock) {
+  std::vector<Workload> rounds;
+  for (const Workload& w : workloads)
+    if (!w.alone) rounds.push_back(w);
+  std::vector<Measurement> in_rounds = measure_rounds(rounds, protocol, clock), m;
+  std::size_t next = 0;
+  for (const Workload& w : workloads)
+    m.push_back(w.alone ? std::move(measure_rounds({w}, protocol, clock).front()) : std::move(in_rounds[next++]));
   return m;
 }
 

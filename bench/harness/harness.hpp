@@ -44,10 +44,13 @@ Measurement measure(const std::function<void()>& run, Device& device, const Prot
 // Each timed run follows an untimed run of the same workload, so it finds its own data in cache
 // as it would one after the other (without it, batch-1 layers measured 1.1-1.6x slower).
 // The resident memory is the set's: every Measurement gets the same figures. measure() is the
-// case of one workload.
+// case of one workload. A workload marked `alone` (the oracle) is measured by itself after the
+// rounds, in its place among the results: long scalar runs among the rounds made the next
+// workloads' trials up to 2x slower (Ice Lake VM, 2026-12-03), and nobody compares its speed closely.
 struct Workload {
   std::function<void()> run;
   Device* device;
+  bool alone = false;
 };
 std::vector<Measurement> measure_interleaved(const std::vector<Workload>& workloads, const Protocol& protocol,
                                              Clock& clock);

@@ -133,8 +133,8 @@ Result measure_alone(const ModelBenchConfig& config, const Network& net, Device&
   }
 }
 
-// The rows of one batch planned together, then timed round by round (measure_interleaved), the
-// oracle alone after the rounds, as `conv --interleave` does; their memory is the set's.
+// The rows of one batch planned together, then timed round by round (measure_interleaved, the
+// oracle alone after the rounds), as `conv --interleave` does; their memory is the set's.
 std::vector<Result> measure_interleaved_rows(const ModelBenchConfig& config, const Network& net, Device& device,
                                              Clock& clock, const PlanRow& plan_row, std::int64_t batch) {
   RowMemoryProbe set_memory;
@@ -148,27 +148,21 @@ std::vector<Result> measure_interleaved_rows(const ModelBenchConfig& config, con
     }
   }
   std::vector<Workload> workloads;
-  std::vector<std::size_t> timed, oracles;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (!rows[i]) continue;
-    if (is_oracle(rows[i]->result.kernel)) {
-      oracles.push_back(i);
-      continue;
+  std::vector<std::size_t> timed;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i]) {
+      workloads.push_back({rows[i]->forward, &device, is_oracle(rows[i]->result.kernel)});
+      rows[i]->result.interleaved = !workloads.back().alone;
+      timed.push_back(i);
     }
-    timed.push_back(i);
-    workloads.push_back({rows[i]->forward, &device});
-  }
   try {
     std::vector<Measurement> m = measure_interleaved(workloads, config.protocol, clock);
-    for (const std::size_t i : oracles) m.push_back(measure(rows[i]->forward, device, config.protocol, clock));
-    timed.insert(timed.end(), oracles.begin(), oracles.end());
     RowMemory shared = set_memory.finish(m.empty() ? 0 : m.front().rss_before_bytes);
     shared.own = false;
     for (std::size_t j = 0; j < timed.size(); ++j) {
       Result& r = rows[timed[j]]->result;
       r.measurement = std::move(m[j]);
       r.row_memory = shared;
-      r.interleaved = !is_oracle(r.kernel);
       rows[timed[j]]->finish(r);
     }
   } catch (const std::bad_alloc&) {
