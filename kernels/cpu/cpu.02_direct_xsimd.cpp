@@ -16,7 +16,8 @@
 // Measured: 111 GFLOP/s, 58% of the FMA peak, 0.78x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3
 //   VM, AVX2: its 2 x 6 tile's ceiling is 79%); 266 GFLOP/s, ~75% of a quiet peak, 1.1x oneDNN on the
 //   2-core Ice Lake VM (AVX-512, 4 x 7 tile). Plane tiles on 8 x 8 layers: 0.6-0.7x -> 0.84-0.99x oneDNN.
-//   3 x 3 tap loops unrolled (accumulate_at): the stride-2 3 x 3 layers 0.88-0.92x -> 1.03-1.04x (Zen 2).
+//   3 x 3 tap loops unrolled (accumulate_at): the stride-2 3 x 3 layers 0.88-0.92x -> 1.03-1.04x (Zen 2);
+//   1 x 1 too, with no per-channel index arithmetic: 1 x 1 layers 0.6-0.8x -> 0.84-1.2x (Ice Lake, batch 1).
 // More (the experiments kept and dropped): docs/kernel-notes.md#cpu02_direct_xsimd
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>
@@ -41,44 +42,52 @@ namespace {
 
 // One tile of one output row: kKBlocks x block output channels x kTile pixels (microkernel.hpp),
 // then the epilogue: bias and activation on the vectors, and a transpose through L1 into NCHW.
-template <int kTile, int kKBlocks, bool kUnitStride, bool k3x3>
+template <int kTile, int kKBlocks, bool kUnitStride, int kSide>
 void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
                float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
-  accumulate<kTile, kKBlocks, kUnitStride, k3x3 ? 3 : 0>(acc, in, w, g);
+  accumulate<kTile, kKBlocks, kUnitStride, kSide>(acc, in, w, g);
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);
 }
 
-// kTiles[3 x 3][unit stride][k blocks - 1][width - 1]: every tile a row split can produce, with
-// the tap loops unrolled for 3 x 3 kernels (accumulate_at).
-template <bool kUnitStride, bool k3x3>
+// The kernel sizes whose tap loops are unrolled (accumulate_at's kSide), as kTiles' first index:
+// any (run-time loops), 3 x 3, and 1 x 1, where the run-time tap loops' setup per input channel
+// cost as many instructions as the tile's FMAs (mb1ic960ih7oc320oh7kh1: 0.6x oneDNN).
+constexpr std::array kSides = {0, 3, 1};
+int side_index(const ConvProblem& p) { return p.r == 3 && p.s == 3 ? 1 : p.r == 1 && p.s == 1 ? 2 : 0; }
+
+// kTiles[side][unit stride][k blocks - 1][width - 1]: every tile a row split can produce.
+template <bool kUnitStride, int kSide>
 constexpr auto conv_tiles() {
-  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride, k3x3>; });
+  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride, kSide>; });
 }
-constexpr std::array kTiles = {std::array{conv_tiles<false, false>(), conv_tiles<true, false>()},
-                               std::array{conv_tiles<false, true>(), conv_tiles<true, true>()}};
+template <int kSide>
+constexpr auto side_tiles() {
+  return std::array{conv_tiles<false, kSide>(), conv_tiles<true, kSide>()};
+}
+constexpr std::array kTiles = {side_tiles<kSides[0]>(), side_tiles<kSides[1]>(), side_tiles<kSides[2]>()};
 
 // A tile of kTile pixels anywhere in the output plane (several rows), pixel x's taps at
 // in + offsets[x]; its outputs are consecutive in the NCHW plane, so the epilogue is conv_tile's.
-template <int kTile, int kKBlocks, bool k3x3>
+template <int kTile, int kKBlocks, int kSide>
 void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* w, const float* bias,
                      const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
                      std::int64_t k_valid) {
   std::int64_t off[kTile];
   std::copy_n(offsets, kTile, off);
   Vec acc[kKBlocks][kTile];
-  accumulate_at<kTile, kKBlocks, k3x3 ? 3 : 0>(acc, in, w, g, [&off](int x) { return off[x]; });
+  accumulate_at<kTile, kKBlocks, kSide>(acc, in, w, g, [&off](int x) { return off[x]; });
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);
 }
-template <bool k3x3>
+template <int kSide>
 constexpr auto plane_tiles() {
-  return tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB, k3x3>; });
+  return tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB, kSide>; });
 }
-constexpr std::array kPlaneTiles = {plane_tiles<false>(), plane_tiles<true>()};
+constexpr std::array kPlaneTiles = {plane_tiles<kSides[0]>(), plane_tiles<kSides[1]>(), plane_tiles<kSides[2]>()};
 
 // The register tiles plan chooses between, as output-channel blocks per tile (the width follows:
 // max_tile_width): with 32 registers 4 x 7, 3 x 9 and 2 x 14, whose loads per FMA and epilogues
@@ -125,7 +134,7 @@ class DirectXsimdConv final : public PlannedConv {
         k_blocks_((p.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, tile_k_blocks),
         widest_(max_tile_width(k_groups_.size(0))),
-        three_by_three_(p.r == 3 && p.s == 3),
+        side_(side_index(p)),
         prefetch_output_(prefetch_output_pays(p)),
         plane_(rows_too_short(p.out_w(), widest_)),
         chunks_(p.out_h() * p.out_w(), plane_chunk_pixels(p.out_h() * p.out_w(), widest_, k_groups_.parts, threads,
@@ -172,7 +181,7 @@ class DirectXsimdConv final : public PlannedConv {
     const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
-    const auto& tiles = kTiles[three_by_three_][p_.stride_w == 1 ? 1 : 0];
+    const auto& tiles = kTiles[side_][p_.stride_w == 1 ? 1 : 0];
     if (prefetch_output_ && y + 1 < oh)
       prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
     for_each_tile(
@@ -194,7 +203,7 @@ class DirectXsimdConv final : public PlannedConv {
     for_each_tile(
         chunks_.size(chunk),
         [&](std::int64_t x0, int width) {
-          kPlaneTiles[three_by_three_][kbs - 1][width - 1](blocked, plane_offsets_.data() + first + x0, w, bias_.get() + kb0 * kBlock,
+          kPlaneTiles[side_][kbs - 1][width - 1](blocked, plane_offsets_.data() + first + x0, w, bias_.get() + kb0 * kBlock,
                                           geometry_, epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
         },
         max_tile_width(kbs));
@@ -210,7 +219,7 @@ class DirectXsimdConv final : public PlannedConv {
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most the tile's
   int widest_;          // the widest tile for those groups
-  bool three_by_three_;   // the tiles with unrolled 3 x 3 tap loops (accumulate_at)
+  int side_;              // kTiles' first index: tap loops unrolled for 3 x 3 and 1 x 1 kernels
   bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
   bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
   EvenSplit chunks_;

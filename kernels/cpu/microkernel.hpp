@@ -106,16 +106,22 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
   const std::int64_t r = kSide > 0 ? kSide : g.r, s = kSide > 0 ? kSide : g.s;
   for (auto& row : acc)
     for (Vec& a : row) a = Vec(0.0f);
-  for (std::int64_t c = 0; c < g.channels; ++c) {
-    const float* in_c = in + (c / kBlock) * g.in_block_stride + c % kBlock;
-    for (std::int64_t i = 0; i < r; ++i) {
-      for (std::int64_t j = 0; j < s; ++j, w += kBlock) {
-        const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
-        Vec wv[kKBlocks];
-        for (int kb = 0; kb < kKBlocks; ++kb) wv[kb] = Vec::load_aligned(w + kb * g.w_block_stride);
-        for (int x = 0; x < kTile; ++x) {
-          const Vec v(ip[offset(x)]);
-          for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
+  // Channel blocks, then the channels of a block one float apart: an input pointer that steps by
+  // one float, where c / kBlock and c % kBlock per channel cost five instructions per channel
+  // (a 1 x 1 tile's 24 FMAs came with 20 other instructions).
+  for (std::int64_t c0 = 0; c0 < g.channels; c0 += kBlock) {
+    const float* in_c = in + (c0 / kBlock) * g.in_block_stride;
+    const float* const block_end = in_c + std::min<std::int64_t>(kBlock, g.channels - c0);
+    for (; in_c != block_end; ++in_c) {
+      for (std::int64_t i = 0; i < r; ++i) {
+        for (std::int64_t j = 0; j < s; ++j, w += kBlock) {
+          const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
+          Vec wv[kKBlocks];
+          for (int kb = 0; kb < kKBlocks; ++kb) wv[kb] = Vec::load_aligned(w + kb * g.w_block_stride);
+          for (int x = 0; x < kTile; ++x) {
+            const Vec v(ip[offset(x)]);
+            for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
+          }
         }
       }
     }
