@@ -54,6 +54,8 @@ const SweepShape kSweep[] = {
     {"asymmetric 3x3 (1 above, 0 below; 0 left, 2 right)", "mb2ic16ih12iw10oc16oh11ow10kh3ph1pw0"},
     {"asymmetric depthwise", "g16mb2ic16ih16oc16oh8kh3sh2ph0"},
     {"stride 2 across, 1 down, dilated, rows ending mid-vector", "mb2ic5ih11iw37oc9kh3sh1sw2dh1ph2"},
+    {"first layer, 7x7 stride 2, C = 3 (cpu.02's input copy blocked by C)", "mb2ic3ih30iw26oc20kh7sh2ph3"},
+    {"pointwise, many channels, 7x7 plane (cpu.02's 1x1 tiles, a channel tail)", "mb1ic200ih7oc40oh7kh1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.
