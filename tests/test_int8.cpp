@@ -42,7 +42,9 @@ std::vector<ConvProblem> labelled_problems() {
                         "mb2ic32ih16oc64oh8kh3sh2ph1 stride 2", "mb1ic16ih16oc24oh16kh1 pointwise",
                         "mb1ic5ih9iw7oc19oh5ow3kh5kw5dh1ph2 dilated odd", "mb1ic8ih8oc8oh8kh3ph1g8 depthwise",
                         "mb2ic48ih9oc80oh5kh3sh2ph1 channels past one tile, taps past one step",
-                        "mb1ic8ih70iw3oc8oh70ow3kh1 pixels past one tile"})
+                        "mb1ic8ih70iw3oc8oh70ow3kh1 pixels past one tile",
+                        "mb2ic16ih17iw33oc24kh1sh2sw2 shortcut 1x1 stride 2, odd sizes (cpu.24 packs every other row)",
+                        "mb1ic8ih12oc8kh1sh3sw1 1x1 stride 3 down, 1 across"})
     problems.push_back(parse_problem(std::string_view(d).substr(0, std::string_view(d).find(' '))));
   return problems;
 }

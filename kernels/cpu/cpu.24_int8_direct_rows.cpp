@@ -16,7 +16,8 @@
 // setup cost more than its vpdpbusd; here the epilogue is a store per vector.
 // Measured: at batch 32 against onednn.conv_int8 (2-core Ice Lake VM, VNNI, interleaved): first
 //   layers (mb32ic3ih32oc16oh32kh3ph1) 1.9x, cpu.23 0.7x; pointwise 1.3-2.0x, cpu.23 0.6-1.2x;
-//   8 x 8 maps 0.7x, below cpu.23's 0.8x (a fifth of their lanes are junk columns).
+//   8 x 8 maps 0.7x, below cpu.23's 0.8x (a fifth of their lanes are junk columns); 1 x 1 stride-2
+//   shortcuts 1.5-1.9x, cpu.23 1.3-1.5x (packing only the rows they read: 0.7-1.4x before).
 // Run: build/convlab conv --precision int8 --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.23_int8_direct_vnni,cpu.24_int8_direct_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
@@ -119,6 +120,10 @@ class Int8RowsConv final : public PlannedInt8Conv {
     // A packed row: every output column (folded), or every padded input column a row reads.
     row_words_ = fold_columns_ ? ow_ : ow_ + (p.s - 1) * p.dilation_w;
     unpadded_pointwise_ = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && !p.has_padding();
+    // One kernel row: only every stride_h-th input row is read, so only those are packed (a 1 x 1
+    // stride-2 shortcut packed twice the rows it used, and read them as strided vectors).
+    row_step_ = p.r == 1 ? p.stride_h : 1;
+    packed_stride_ = p.stride_h / row_step_;
     choose_bands();
     const std::int64_t plane = in_rows_ * row_words_, steps_per_quad = fold_columns_ ? p.r : p.r * p.s;
     for (std::int64_t q = 0; q < quads_; ++q)
@@ -187,13 +192,13 @@ class Int8RowsConv final : public PlannedInt8Conv {
     const std::int64_t vectors_per_row = ceil_div(ow_, kLanes);
     const std::int64_t wanted = ceil_div(4 * threads_, p_.n), groups = k_padded_ / kChannels;
     const std::int64_t most_bands = std::max<std::int64_t>(1, oh_ * vectors_per_row / (4 * kVectors));
-    const std::int64_t row_bytes = quads_ * row_words_ * 4 * p_.stride_h;
+    const std::int64_t row_bytes = quads_ * row_words_ * 4 * packed_stride_;
     const std::int64_t fewest_bands = ceil_div(oh_ * row_bytes, kBandBytes);
     bands_ = std::min(std::max<std::int64_t>(std::min(wanted, most_bands), fewest_bands), oh_);
     band_rows_ = ceil_div(oh_, bands_);
     bands_ = ceil_div(oh_, band_rows_);
     chunks_ = std::clamp<std::int64_t>(ceil_div(wanted, bands_), 1, groups);
-    in_rows_ = (band_rows_ - 1) * p_.stride_h + (p_.r - 1) * p_.dilation_h + 1;
+    in_rows_ = (band_rows_ - 1) * packed_stride_ + (p_.r - 1) * p_.dilation_h + 1;
     // A padded source row: every byte the packing's whole vectors read (gather_quads), and at
     // least the padded input row.
     const std::int64_t columns = ceil_div(row_words_, kLanes) * kLanes;
@@ -222,7 +227,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
   // The input rows that output rows [y0, y1) read, padded with the zero point, then their quads.
   void pack_band(const std::uint8_t* image, const std::uint8_t* input_end, std::int64_t y0, std::int64_t y1,
                  std::uint8_t* rows, std::int32_t* band) const {
-    const std::int64_t used_rows = (y1 - y0 - 1) * p_.stride_h + (p_.r - 1) * p_.dilation_h + 1;
+    const std::int64_t used_rows = (y1 - y0 - 1) * packed_stride_ + (p_.r - 1) * p_.dilation_h + 1;
     const std::int64_t plane = in_rows_ * row_words_, stride = fold_columns_ ? p_.stride_w : 1;
     if (unpadded_pointwise_) {
       // The band's rows are one run of pixels in each input plane, as in the packed band: its
@@ -246,7 +251,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
     }
     for (std::int64_t c = 0; c < p_.c; ++c)
       for (std::int64_t b = 0; b < used_rows; ++b) {
-        const std::int64_t y = y0 * p_.stride_h - p_.pad_h + b;
+        const std::int64_t y = y0 * p_.stride_h - p_.pad_h + b * row_step_;
         copy_padded_row(rows + (c * in_rows_ + b) * source_row_, source_row_,
                         y < 0 || y >= p_.h ? nullptr : image + (c * p_.h + y) * p_.w, p_.w, p_.pad_w, input_zero_point_);
       }
@@ -272,7 +277,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
     for (std::int64_t q = 0; q < quads_; ++q)
       for (std::int64_t b = 0; b < used_rows; ++b) {
         std::int32_t* to = band + q * plane + b * row_words_;
-        const std::int64_t y = y0 * p_.stride_h - p_.pad_h + b;
+        const std::int64_t y = y0 * p_.stride_h - p_.pad_h + b * row_step_;
         if (y < 0 || y >= p_.h) {
           std::fill(to, to + row_words_, zp4);
           continue;
@@ -294,7 +299,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
   void run_band(const std::int32_t* band, std::int64_t y0, std::int64_t y1, std::int64_t k_begin,
                 std::int64_t k_end, std::uint8_t* out) const {
     const std::int64_t rows = y1 - y0, per_row = ceil_div(ow_, kLanes);
-    const bool flat = p_.stride_h == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
+    const bool flat = packed_stride_ == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
     const std::int64_t vectors = flat ? ceil_div(rows * row_words_, kLanes) : rows * per_row;
     const std::int64_t steps = static_cast<std::int64_t>(g_.taps.size());
     for (std::int64_t first = 0; first < vectors; first += kVectors) {
@@ -309,7 +314,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
   // Vector i of a band whose rows each start a vector: one segment.
   void row_vector(std::int64_t i, std::int64_t per_row, std::int64_t y0, PixelVector& v) const {
     const std::int64_t row = i / per_row, x = i % per_row * kLanes;
-    v.in_offset = row * p_.stride_h * row_words_ + x;
+    v.in_offset = row * packed_stride_ * row_words_ + x;
     v.segments = 1;
     v.segment[0] = {0, static_cast<int>(std::min<std::int64_t>(kLanes, ow_ - x)), (y0 + row) * ow_ + x};
   }
@@ -342,6 +347,8 @@ class Int8RowsConv final : public PlannedInt8Conv {
   std::uint8_t input_zero_point_;
   bool fold_columns_ = false;
   bool unpadded_pointwise_ = false;  // 1 x 1, stride 1, no padding: quads packed straight from the input
+  std::int64_t row_step_ = 1;      // input rows from one packed row to the next (stride_h for 1 x 1 kernels)
+  std::int64_t packed_stride_ = 1; // packed rows from one output row to the next
   std::int64_t quads_ = 0, row_words_ = 0, bands_ = 1, band_rows_ = 1, chunks_ = 1, in_rows_ = 1, source_row_ = 0;
   std::vector<std::int64_t> slot_offsets_;  // per quad and byte: its offset in the padded rows
   Geometry g_;
