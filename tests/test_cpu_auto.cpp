@@ -13,6 +13,7 @@
 #include "conv_test_util.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/cpu/auto_select.hpp"
+#include "kernels/cpu/plan_timing.hpp"
 
 using namespace convlab;
 
@@ -30,6 +31,21 @@ std::unique_ptr<PlannedConv> plan_auto(const ConvProblem& p, const cpu::AutoOpti
 }
 
 }  // namespace
+
+TEST_CASE("cpu.auto's rounds: a burst over a candidate's first runs does not drop it; a slow one is dropped") {
+  // Scripted timings, no clock: candidate 0 takes 1.5 ms, candidate 1 1.0 ms but 10 ms in its
+  // first two rounds (each round runs a candidate twice: untimed, then timed), candidate 2 3.0 ms.
+  std::vector<int> calls(3, 0);
+  const auto t = cpu::time_interleaved(3, [&calls](std::size_t i) {
+    const int call = calls[i]++;
+    return i == 0 ? 1.5 : i == 1 ? (call < 4 ? 10.0 : 1.0) : 3.0;
+  });
+  CHECK_FALSE(t.dropped[1]);
+  CHECK(t.median[1] == doctest::Approx(1.0));
+  CHECK(t.median[1] < t.median[0]);
+  CHECK(t.dropped[2]);
+  CHECK(t.ms[2].size() == 3);  // timed in the first three rounds only
+}
 
 TEST_CASE("cpu.auto: considers every kernel of ours by default, and leaves Winograd F(4x4) out when strict") {
   const ConvProblem p = parse_problem("mb1ic16ih12oc16oh12kh3ph1");  // cpu.01-04 all support it
