@@ -98,8 +98,8 @@ inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage
 // taps of straight FMAs per channel instead of a 3-trip inner loop whose branch and pointer updates
 // came with every 12 FMAs (AVX2). Measured on cpu.02, Zen 2: the stride-2 3 x 3 layers 0.87-0.91x
 // -> 1.03x oneDNN, mb32ic64ih8oc64oh8kh3ph1 0.87x -> 0.93x (bench/RESULTS.md, fifteenth session).
-// 1 (the Winograd GEMMs): with run-time 1 x 1 tap loops, their setup cost as many instructions
-// per channel as the 4 x 7 tile's 28 FMAs.
+// 1 (the Winograd GEMMs, cpu.02's 1 x 1 layers): with run-time 1 x 1 tap loops, their setup cost
+// as many instructions per channel as the 4 x 7 tile's 28 FMAs.
 template <int kTile, int kKBlocks, int kSide = 0, class PixelOffset>
 inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
                           PixelOffset offset) {
