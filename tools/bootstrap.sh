@@ -122,7 +122,7 @@ for seeds in tests/fuzz/corpus/*/; do
   fi
   mkdir -p "build-fuzz/corpus/$target"
   log="build-fuzz/fuzz_$target.log"
-  if ! "build-fuzz/fuzz_$target" -max_total_time="${CONVLAB_FUZZ_SECONDS:-30}" -timeout=10 -rss_limit_mb=2048 \
+  if ! "build-fuzz/fuzz_$target" -max_total_time="${CONVLAB_FUZZ_SECONDS:-20}" -timeout=10 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$target" "$seeds" >"$log" 2>&1; then
     tail -n 40 "$log"
     echo "convlab: fuzz_$target found a failure; its input is in build-fuzz/ (see $log)" >&2
