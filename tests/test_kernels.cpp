@@ -56,6 +56,7 @@ const SweepShape kSweep[] = {
     {"stride 2 across, 1 down, dilated, rows ending mid-vector", "mb2ic5ih11iw37oc9kh3sh1sw2dh1ph2"},
     {"first layer, 7x7 stride 2, C = 3 (cpu.02's input copy blocked by C)", "mb2ic3ih30iw26oc20kh7sh2ph3"},
     {"pointwise, many channels, 7x7 plane (cpu.02's 1x1 tiles, a channel tail)", "mb1ic200ih7oc40oh7kh1"},
+    {"depthwise 14x14 rows ending mid-vector (cpu.07's partial last vector)", "g24mb2ic24ih14oc24oh14kh3ph1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

@@ -8,16 +8,18 @@
 // time give eight independent FMA chains.
 // Why faster (where it is): on small maps cpu.05's reorder and transposed stores cost as much as
 // its R*S FMAs per output vector; here an output vector costs R*S loads and FMAs and one store.
-// Limits: stride 1 and dilation 1 (a strided row would need gathers or shuffles); the columns past
-// the last whole vector of a row take a scalar loop, so rows narrower than a vector gain nothing.
+// Limits: stride 1 and dilation 1 (a strided row would need gathers or shuffles). A row's last
+// vector may be partial (7 x 7 and 14 x 14 maps): the buffer is padded to whole vectors and only
+// the row's lanes are stored (a scalar loop there had left 7 x 7 planes wholly scalar).
 // Bound: loads (one per FMA, from L1) and, at batch 32, reading the input and writing the output
 // once each. cpu.auto measures it against cpu.05 per layer.
 // Measured: g128mb32ic128ih8 (8x8 maps) 0.90-1.06x oneDNN where cpu.05 reached 0.71-0.75x; g64mb32ic64ih16
 //   1.21-1.36x (cpu.05 0.86-0.95x); batch 1 1.29-1.44x (cpu.05 0.89-1.13x); 2-core Zen 3 VM, AVX2, interleaved.
+//   Partial last vectors (were scalar), batch 1: g960mb1ic960ih7 0.16x -> 0.37-0.41x oneDNN, g576mb1ic576ih14
+//   0.28x -> 0.60-0.63x (Zen 3, AVX2; cpu.05 still ahead on 14 x 14; on AVX-512 14-wide rows had been all scalar).
 // Run: build/convlab conv --problem g128mb32ic128ih8oc128oh8kh3ph1 --kernel cpu.05_depthwise_xsimd,cpu.07_depthwise_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -46,9 +48,8 @@ struct PlaneGeometry {
 // k3x3: the kernel is 3 x 3, the tap loops unrolled (as cpu.02's, microkernel.hpp).
 template <int kStrip, bool k3x3>
 void strip(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0, float* out) {
-  const std::int64_t whole = g.out_w / kBlock * kBlock;
   const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s;
-  for (std::int64_t x0 = 0; x0 < whole; x0 += kBlock) {
+  for (std::int64_t x0 = 0; x0 < g.out_w; x0 += kBlock) {
     Vec acc[kStrip];
     for (Vec& a : acc) a = Vec(0.0f);
     for (std::int64_t i = 0; i < r; ++i)
@@ -57,17 +58,19 @@ void strip(const float* padded, const float* taps, float bias, const PlaneGeomet
         const float* in = padded + (y0 + i) * g.padded_width + x0 + j;
         for (int y = 0; y < kStrip; ++y) acc[y] = xsimd::fma(Vec::load_unaligned(in + y * g.padded_width), wv, acc[y]);
       }
-    for (int y = 0; y < kStrip; ++y)
-      activate_vec(g.activation, acc[y] + Vec(bias)).store_unaligned(out + (y0 + y) * g.out_w + x0);
-  }
-  for (std::int64_t y = y0; y < y0 + kStrip; ++y)  // the columns past the last whole vector
-    for (std::int64_t x = whole; x < g.out_w; ++x) {
-      float sum = 0.0f;
-      for (std::int64_t i = 0; i < g.r; ++i)
-        for (std::int64_t j = 0; j < g.s; ++j)
-          sum = std::fma(padded[(y + i) * g.padded_width + x + j], taps[i * g.s + j], sum);
-      out[y * g.out_w + x] = activate(g.activation, sum + bias);
+    const std::int64_t lanes = std::min<std::int64_t>(kBlock, g.out_w - x0);
+    for (int y = 0; y < kStrip; ++y) {
+      const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
+      float* to = out + (y0 + y) * g.out_w + x0;
+      if (lanes == kBlock) {
+        result.store_unaligned(to);
+      } else {  // a row's last, partial vector: its extra lanes read the buffer's zeros, unstored
+        alignas(Tensor::kAlignment) float part[kBlock];
+        result.store_aligned(part);
+        std::copy_n(part, lanes, to);
+      }
     }
+  }
 }
 
 // kStrips[3 x 3][rows - 1]: a strip of 1..kRows rows (the last strip of a plane may be short).
@@ -83,7 +86,8 @@ class DepthwiseRowsConv final : public PlannedConv {
       : p_(p),
         threads_(threads),
         padded_h_(p.padded_h()),
-        padded_w_(p.padded_w()),
+        // Wide enough for a row's last vector to be whole (its extra columns stay zero).
+        padded_w_(std::max(p.padded_w(), (p.out_w() + kBlock - 1) / kBlock * kBlock + p.s - 1)),
         geometry_{padded_w_, p.out_h(), p.out_w(), p.r, p.s, e.activation},
         taps_(aligned_floats(w.weight.size())),
         bias_(aligned_floats(static_cast<std::size_t>(p.k))) {  // zeroed: no bias
