@@ -57,6 +57,8 @@ const SweepShape kSweep[] = {
     {"first layer, 7x7 stride 2, C = 3 (cpu.02's input copy blocked by C)", "mb2ic3ih30iw26oc20kh7sh2ph3"},
     {"pointwise, many channels, 7x7 plane (cpu.02's 1x1 tiles, a channel tail)", "mb1ic200ih7oc40oh7kh1"},
     {"depthwise 14x14 rows ending mid-vector (cpu.07's partial last vector)", "g24mb2ic24ih14oc24oh14kh3ph1"},
+    {"stride 2, C = 4 (cpu.02 interleaves the input copy pixel by pixel)", "mb2ic4ih13oc8oh7kh3sh2ph1"},
+    {"stride 2, one channel", "mb1ic1ih15oc8oh8kh3sh2ph1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

@@ -34,6 +34,13 @@ void transpose_8_pixels(const float* in, std::int64_t plane, float* out) {
   for (int i = 0; i < 8; ++i) _mm256_store_ps(out + i * 8, r[i]);
 }
 #endif
+// kC channel planes (`plane` floats apart) -> `width` pixels of kC interleaved channels.
+template <int kC>
+void interleave_channels(const float* in, std::int64_t plane, std::int64_t width, float* out) {
+  for (std::int64_t x = 0; x < width; ++x)
+    for (int cc = 0; cc < kC; ++cc) out[x * kC + cc] = in[cc * plane + x];
+}
+
 }  // namespace
 
 std::unique_ptr<float[], detail::AlignedFree> pack_blocked_weights(std::span<const float> weight, std::int64_t outs,
@@ -82,6 +89,22 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
     for (std::size_t cc = 0; cc < Vec::size; ++cc) offsets[cc] = static_cast<std::int32_t>(cc * plane);
     const Index lanes = Index::load_aligned(offsets);
     for (; x < image.width; ++x) Vec::gather(in + x, lanes).store_aligned(interior + x * blk);
+    return;
+  }
+  // Few channels, all real (a strided first layer's 3, copied unpadded: input_block in cpu.02):
+  // pixel by pixel, which the compiler turns into shuffles (channel by channel, every store was a
+  // scalar one, blk floats from the last: twice the copy's time on a 224 x 224 first layer).
+  if (real == blk && blk < static_cast<std::int64_t>(Vec::size)) {
+    std::fill(out, interior, 0.0f);
+    std::fill(interior + image.width * blk, out + wp * blk, 0.0f);
+    switch (blk) {
+      case 1: std::copy_n(in, image.width, interior); break;
+      case 3: interleave_channels<3>(in, plane, image.width, interior); break;
+      case 4: interleave_channels<4>(in, plane, image.width, interior); break;
+      default:
+        for (std::int64_t x = 0; x < image.width; ++x)
+          for (std::int64_t cc = 0; cc < blk; ++cc) interior[x * blk + cc] = in[cc * plane + x];
+    }
     return;
   }
   // A tail block (zero lanes for the missing channels) or a border row: zero all, copy the rest.
