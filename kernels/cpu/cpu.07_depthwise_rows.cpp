@@ -9,14 +9,14 @@
 // Why faster (where it is): on small maps cpu.05's reorder and transposed stores cost as much as
 // its R*S FMAs per output vector; here an output vector costs R*S loads and FMAs and one store.
 // Limits: stride 1 and dilation 1 (a strided row would need gathers or shuffles). A row's last
-// vector may be partial (7 x 7 and 14 x 14 maps): the buffer is padded to whole vectors and only
-// the row's lanes are stored (a scalar loop there had left 7 x 7 planes wholly scalar).
+// vector overlaps the one before, or is partial in rows narrower than a vector (7 x 7 with AVX2:
+// the buffer padded to whole vectors, only the row's lanes stored); a scalar loop had been there.
 // Bound: loads (one per FMA, from L1) and, at batch 32, reading the input and writing the output
 // once each. cpu.auto measures it against cpu.05 per layer.
 // Measured: g128mb32ic128ih8 (8x8 maps) 0.90-1.06x oneDNN where cpu.05 reached 0.71-0.75x; g64mb32ic64ih16
 //   1.21-1.36x (cpu.05 0.86-0.95x); batch 1 1.29-1.44x (cpu.05 0.89-1.13x); 2-core Zen 3 VM, AVX2, interleaved.
-//   Partial last vectors (were scalar), batch 1: g960mb1ic960ih7 0.16x -> 0.37-0.41x oneDNN, g576mb1ic576ih14
-//   0.28x -> 0.60-0.63x (Zen 3, AVX2; cpu.05 still ahead on 14 x 14; on AVX-512 14-wide rows had been all scalar).
+//   Rows' last vectors as vectors (were scalar; AVX-512's 14-wide rows wholly), mobilenet-v2 at batch 1:
+//   g576mb1ic576ih14 0.28x -> 1.22-1.26x oneDNN, g192mb1ic192ih28 0.74x -> 1.33-1.35x, g960mb1ic960ih7 0.16x -> 0.46-0.66x.
 // Run: build/convlab conv --problem g128mb32ic128ih8oc128oh8kh3ph1 --kernel cpu.05_depthwise_xsimd,cpu.07_depthwise_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
@@ -44,33 +44,43 @@ struct PlaneGeometry {
   Activation activation;
 };
 
-// Output rows [y0, y0 + kStrip) of one channel: taps summed in the order (i, j), bias added last.
-// k3x3: the kernel is 3 x 3, the tap loops unrolled (as cpu.02's, microkernel.hpp).
+// Output rows [y0, y0 + kStrip) of one channel, columns [x0, x0 + block), of which the first
+// `lanes` are stored: taps summed in the order (i, j), bias added last. k3x3: the kernel is 3 x 3,
+// the tap loops unrolled (as cpu.02's, microkernel.hpp).
 template <int kStrip, bool k3x3>
-void strip(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0, float* out) {
+inline void strip_vector(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0,
+                         std::int64_t x0, std::int64_t lanes, float* out) {
   const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s;
-  for (std::int64_t x0 = 0; x0 < g.out_w; x0 += kBlock) {
-    Vec acc[kStrip];
-    for (Vec& a : acc) a = Vec(0.0f);
-    for (std::int64_t i = 0; i < r; ++i)
-      for (std::int64_t j = 0; j < s; ++j) {
-        const Vec wv(taps[i * s + j]);
-        const float* in = padded + (y0 + i) * g.padded_width + x0 + j;
-        for (int y = 0; y < kStrip; ++y) acc[y] = xsimd::fma(Vec::load_unaligned(in + y * g.padded_width), wv, acc[y]);
-      }
-    const std::int64_t lanes = std::min<std::int64_t>(kBlock, g.out_w - x0);
-    for (int y = 0; y < kStrip; ++y) {
-      const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
-      float* to = out + (y0 + y) * g.out_w + x0;
-      if (lanes == kBlock) {
-        result.store_unaligned(to);
-      } else {  // a row's last, partial vector: its extra lanes read the buffer's zeros, unstored
-        alignas(Tensor::kAlignment) float part[kBlock];
-        result.store_aligned(part);
-        std::copy_n(part, lanes, to);
-      }
+  Vec acc[kStrip];
+  for (Vec& a : acc) a = Vec(0.0f);
+  for (std::int64_t i = 0; i < r; ++i)
+    for (std::int64_t j = 0; j < s; ++j) {
+      const Vec wv(taps[i * s + j]);
+      const float* in = padded + (y0 + i) * g.padded_width + x0 + j;
+      for (int y = 0; y < kStrip; ++y) acc[y] = xsimd::fma(Vec::load_unaligned(in + y * g.padded_width), wv, acc[y]);
+    }
+  for (int y = 0; y < kStrip; ++y) {
+    const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
+    float* to = out + (y0 + y) * g.out_w + x0;
+    if (lanes == kBlock) {
+      result.store_unaligned(to);
+    } else {  // a row narrower than a vector: its extra lanes read the buffer's zeros, unstored
+      alignas(Tensor::kAlignment) float part[kBlock];
+      result.store_aligned(part);
+      std::copy_n(part, lanes, to);
     }
   }
+}
+
+// Output rows [y0, y0 + kStrip) of one channel. A row at least a vector wide ends on a whole
+// vector overlapping the one before (the same sums, stored twice); a narrower one is one partial.
+template <int kStrip, bool k3x3>
+void strip(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0, float* out) {
+  std::int64_t x0 = 0;
+  for (; x0 + kBlock <= g.out_w; x0 += kBlock) strip_vector<kStrip, k3x3>(padded, taps, bias, g, y0, x0, kBlock, out);
+  if (x0 == g.out_w) return;
+  if (g.out_w >= kBlock) strip_vector<kStrip, k3x3>(padded, taps, bias, g, y0, g.out_w - kBlock, kBlock, out);
+  else strip_vector<kStrip, k3x3>(padded, taps, bias, g, y0, 0, g.out_w, out);
 }
 
 // kStrips[3 x 3][rows - 1]: a strip of 1..kRows rows (the last strip of a plane may be short).
@@ -139,6 +149,10 @@ class DepthwiseRowsConv final : public PlannedConv {
       float* to = padded + (y + p_.pad_h) * padded_w_ + p_.pad_w;
       std::int64_t x = 0;
       for (; x + kBlock <= p_.w; x += kBlock) Vec::load_unaligned(in + x).store_unaligned(to + x);
+      if (x < p_.w && p_.w >= kBlock) {  // the row's last vector, overlapping the one before
+        Vec::load_unaligned(in + p_.w - kBlock).store_unaligned(to + p_.w - kBlock);
+        continue;
+      }
       for (; x < p_.w; ++x) to[x] = in[x];
     }
   }
