@@ -59,6 +59,10 @@ const SweepShape kSweep[] = {
     {"depthwise 14x14 rows ending mid-vector (cpu.07's partial last vector)", "g24mb2ic24ih14oc24oh14kh3ph1"},
     {"stride 2, C = 4 (cpu.02 interleaves the input copy pixel by pixel)", "mb2ic4ih13oc8oh7kh3sh2ph1"},
     {"stride 2, one channel", "mb1ic1ih15oc8oh8kh3sh2ph1"},
+    {"depthwise 5x5, stride 2 across, 1 down, odd rows ending mid-vector (cpu.07's phases)",
+     "g8mb2ic8ih9iw37oc8kh5sh1sw2ph2"},
+    {"depthwise rows of 3 pixels, several to a vector (cpu.07 stores a row's vector into the next rows)",
+     "g4mb1ic4ih6iw3oc4kh3ph1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

@@ -8,15 +8,16 @@
 // time give eight independent FMA chains.
 // Why faster (where it is): on small maps cpu.05's reorder and transposed stores cost as much as
 // its R*S FMAs per output vector; here an output vector costs R*S loads and FMAs and one store.
-// Limits: stride 1 and dilation 1 (a strided row would need gathers or shuffles). A row's last
-// vector overlaps the one before, or is partial in rows narrower than a vector (7 x 7 with AVX2:
-// the buffer padded to whole vectors, only the row's lanes stored); a scalar loop had been there.
+// Stride 2 across: each padded row is copied as two phases (even, odd columns; two shuffles per 8
+// floats), so a strided output vector's taps are neighbouring floats of one phase. A row's last
+// vector overlaps the one before; rows narrower than a vector are copied by one masked load and
+// stored whole but the plane's last (the extra lanes land in the next row, stored after them).
 // Bound: loads (one per FMA, from L1) and, at batch 32, reading the input and writing the output
-// once each. cpu.auto measures it against cpu.05 per layer.
-// Measured: g128mb32ic128ih8 (8x8 maps) 0.90-1.06x oneDNN where cpu.05 reached 0.71-0.75x; g64mb32ic64ih16
-//   1.21-1.36x (cpu.05 0.86-0.95x); batch 1 1.29-1.44x (cpu.05 0.89-1.13x); 2-core Zen 3 VM, AVX2, interleaved.
-//   Rows' last vectors as vectors (were scalar; AVX-512's 14-wide rows wholly), mobilenet-v2 at batch 1:
-//   g576mb1ic576ih14 0.28x -> 1.22-1.26x oneDNN, g192mb1ic192ih28 0.74x -> 1.33-1.35x, g960mb1ic960ih7 0.16x -> 0.46-0.66x.
+// once each. cpu.auto measures it against cpu.05 per layer. Limits: dilation 1, stride across <= 2.
+// Measured: 2-core Zen 3 VM, AVX2, interleaved, medians of 3 runs: g128mb32ic128ih8 0.90-1.06x oneDNN
+//   (cpu.05 0.71-0.75x); g64mb32ic64ih16 1.21-1.36x (cpu.05 0.86-0.95x). mobilenet-v2 at batch 1: g576 14x14
+//   1.23x (cpu.05 0.75x), g960 7x7 0.87x (0.60x); stride 2: g96 112x112 1.00x (0.76x), g144 1.19x (0.97x),
+//   g192 1.12x (0.89x), g576 14x14 0.77x (0.61x); at batch 32 cpu.05 stays ahead on the large maps.
 // Run: build/convlab conv --problem g128mb32ic128ih8oc128oh8kh3ph1 --kernel cpu.05_depthwise_xsimd,cpu.07_depthwise_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
@@ -25,6 +26,11 @@
 
 #include <fmt/format.h>
 #include <omp.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
@@ -38,33 +44,37 @@ namespace {
 
 constexpr int kRows = 8;  // output rows per strip: independent FMA chains to cover the latency
 
-// Where one channel's plane is convolved: its zero-padded copy and the layer's shape.
+// Where one channel's plane is convolved: its zero-padded copy and the layer's shape. A padded row
+// is stored as stride_w phases: phase q holds its columns q, q + stride_w, ... (at stride 1, the
+// row), so the taps of a strided output vector are neighbouring floats of one phase.
 struct PlaneGeometry {
-  std::int64_t padded_width, out_h, out_w, r, s;
+  std::int64_t row_pitch, phase_width, stride_h, out_h, out_w, r, s;
   Activation activation;
 };
 
 // Output rows [y0, y0 + kStrip) of one channel, columns [x0, x0 + block), of which the first
 // `lanes` are stored: taps summed in the order (i, j), bias added last. k3x3: the kernel is 3 x 3,
-// the tap loops unrolled (as cpu.02's, microkernel.hpp).
-template <int kStrip, bool k3x3>
+// the tap loops unrolled (as cpu.02's, microkernel.hpp). kStride: the stride across (1 or 2).
+template <int kStrip, bool k3x3, int kStride>
 inline void strip_vector(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0,
                          std::int64_t x0, std::int64_t lanes, float* out) {
-  const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s;
+  const std::int64_t r = k3x3 ? 3 : g.r, s = k3x3 ? 3 : g.s, row_step = g.stride_h * g.row_pitch;
   Vec acc[kStrip];
   for (Vec& a : acc) a = Vec(0.0f);
   for (std::int64_t i = 0; i < r; ++i)
     for (std::int64_t j = 0; j < s; ++j) {
       const Vec wv(taps[i * s + j]);
-      const float* in = padded + (y0 + i) * g.padded_width + x0 + j;
-      for (int y = 0; y < kStrip; ++y) acc[y] = xsimd::fma(Vec::load_unaligned(in + y * g.padded_width), wv, acc[y]);
+      const float* in = padded + (y0 * g.stride_h + i) * g.row_pitch + j % kStride * g.phase_width + x0 + j / kStride;
+      for (int y = 0; y < kStrip; ++y) acc[y] = xsimd::fma(Vec::load_unaligned(in + y * row_step), wv, acc[y]);
     }
   for (int y = 0; y < kStrip; ++y) {
     const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
     float* to = out + (y0 + y) * g.out_w + x0;
-    if (lanes == kBlock) {
+    // A row narrower than a vector is stored whole too where the vector ends inside the plane: its
+    // extra lanes land in the next rows, which are stored after it. The last rows only in part.
+    if (lanes == kBlock || (y0 + y) * g.out_w + kBlock <= g.out_h * g.out_w) {
       result.store_unaligned(to);
-    } else {  // a row narrower than a vector: its extra lanes read the buffer's zeros, unstored
+    } else {
       alignas(Tensor::kAlignment) float part[kBlock];
       result.store_aligned(part);
       std::copy_n(part, lanes, to);
@@ -74,21 +84,24 @@ inline void strip_vector(const float* padded, const float* taps, float bias, con
 
 // Output rows [y0, y0 + kStrip) of one channel. A row at least a vector wide ends on a whole
 // vector overlapping the one before (the same sums, stored twice); a narrower one is one partial.
-template <int kStrip, bool k3x3>
+template <int kStrip, bool k3x3, int kStride>
 void strip(const float* padded, const float* taps, float bias, const PlaneGeometry& g, std::int64_t y0, float* out) {
+  constexpr auto vector = strip_vector<kStrip, k3x3, kStride>;
   std::int64_t x0 = 0;
-  for (; x0 + kBlock <= g.out_w; x0 += kBlock) strip_vector<kStrip, k3x3>(padded, taps, bias, g, y0, x0, kBlock, out);
+  for (; x0 + kBlock <= g.out_w; x0 += kBlock) vector(padded, taps, bias, g, y0, x0, kBlock, out);
   if (x0 == g.out_w) return;
-  if (g.out_w >= kBlock) strip_vector<kStrip, k3x3>(padded, taps, bias, g, y0, g.out_w - kBlock, kBlock, out);
-  else strip_vector<kStrip, k3x3>(padded, taps, bias, g, y0, 0, g.out_w, out);
+  if (g.out_w >= kBlock) vector(padded, taps, bias, g, y0, g.out_w - kBlock, kBlock, out);
+  else vector(padded, taps, bias, g, y0, 0, g.out_w, out);
 }
 
-// kStrips[3 x 3][rows - 1]: a strip of 1..kRows rows (the last strip of a plane may be short).
-template <bool k3x3>
+// kStrips[stride across - 1][3 x 3][rows - 1]: a strip of 1..kRows rows (the last strip of a plane
+// may be short).
+template <bool k3x3, int kStride>
 constexpr auto strips = []<std::size_t... kR>(std::index_sequence<kR...>) {
-  return std::array{&strip<static_cast<int>(kR) + 1, k3x3>...};
+  return std::array{&strip<static_cast<int>(kR) + 1, k3x3, kStride>...};
 }(std::make_index_sequence<kRows>());
-constexpr std::array kStrips = {strips<false>, strips<true>};
+constexpr std::array kStrips = {std::array{strips<false, 1>, strips<true, 1>},
+                                std::array{strips<false, 2>, strips<true, 2>}};
 
 class DepthwiseRowsConv final : public PlannedConv {
  public:
@@ -96,9 +109,12 @@ class DepthwiseRowsConv final : public PlannedConv {
       : p_(p),
         threads_(threads),
         padded_h_(p.padded_h()),
-        // Wide enough for a row's last vector to be whole (its extra columns stay zero).
-        padded_w_(std::max(p.padded_w(), (p.out_w() + kBlock - 1) / kBlock * kBlock + p.s - 1)),
-        geometry_{padded_w_, p.out_h(), p.out_w(), p.r, p.s, e.activation},
+        // Each phase of a padded row holds its share of the row, and is wide enough for a row's
+        // last vector to be whole and for a narrow row's copy as one vector (extra columns zero).
+        phase_width_(std::max({(p.padded_w() + p.stride_w - 1) / p.stride_w,
+                               (p.out_w() + kBlock - 1) / kBlock * kBlock + (p.s - 1) / p.stride_w,
+                               p.pad_w + kBlock})),
+        geometry_{p.stride_w * phase_width_, phase_width_, p.stride_h, p.out_h(), p.out_w(), p.r, p.s, e.activation},
         taps_(aligned_floats(w.weight.size())),
         bias_(aligned_floats(static_cast<std::size_t>(p.k))) {  // zeroed: no bias
     std::ranges::copy(w.weight, taps_.get());
@@ -132,34 +148,71 @@ class DepthwiseRowsConv final : public PlannedConv {
         if (plane + 1 < last) copy_plane(input + (plane + 1) * in_plane, buffers + (plane + 1 - first) % 2 * plane_floats());
         const std::int64_t channel = plane % p_.c;
         const float* taps = taps_.get() + channel * p_.r * p_.s;
-        for (std::int64_t y0 = 0; y0 < p_.out_h(); y0 += kRows)
-          kStrips[p_.r == 3 && p_.s == 3][std::min<std::int64_t>(kRows, p_.out_h() - y0) - 1](padded, taps, bias_[channel], geometry_, y0,
-                                                                       output + plane * out_plane);
+        const auto& strips = kStrips[p_.stride_w - 1][p_.r == 3 && p_.s == 3];
+        for (std::int64_t y0 = 0; y0 < geometry_.out_h; y0 += kRows)
+          strips[std::min<std::int64_t>(kRows, geometry_.out_h - y0) - 1](padded, taps, bias_[channel], geometry_, y0,
+                                                                     output + plane * out_plane);
       }
     }
   }
 
  private:
-  std::int64_t plane_floats() const { return padded_h_ * padded_w_; }
-  // One input plane into a padded buffer's interior, in vectors (memcpy's call costs more on
-  // 8-float rows).
+  std::int64_t plane_floats() const { return padded_h_ * geometry_.row_pitch; }
+  // One input plane into a padded buffer's interior, row by row.
   void copy_plane(const float* from, float* padded) const {
     for (std::int64_t y = 0; y < p_.h; ++y) {
-      const float* in = from + y * p_.w;
-      float* to = padded + (y + p_.pad_h) * padded_w_ + p_.pad_w;
-      std::int64_t x = 0;
-      for (; x + kBlock <= p_.w; x += kBlock) Vec::load_unaligned(in + x).store_unaligned(to + x);
-      if (x < p_.w && p_.w >= kBlock) {  // the row's last vector, overlapping the one before
-        Vec::load_unaligned(in + p_.w - kBlock).store_unaligned(to + p_.w - kBlock);
-        continue;
-      }
-      for (; x < p_.w; ++x) to[x] = in[x];
+      float* to = padded + (y + p_.pad_h) * geometry_.row_pitch;
+      if (p_.stride_w == 1) copy_row(from + y * p_.w, to + p_.pad_w);
+      else split_row(from + y * p_.w, to);
     }
+  }
+  // At stride 1, in vectors (memcpy's call costs more on 8-float rows).
+  void copy_row(const float* in, float* to) const {
+    std::int64_t x = 0;
+    for (; x + kBlock <= p_.w; x += kBlock) Vec::load_unaligned(in + x).store_unaligned(to + x);
+    if (x == p_.w) return;
+    if (p_.w >= kBlock)  // the row's last vector, overlapping the one before
+      Vec::load_unaligned(in + p_.w - kBlock).store_unaligned(to + p_.w - kBlock);
+    else  // a row narrower than a vector, its zeros past the row written into the padding
+      load_first(in, p_.w).store_unaligned(to);
+  }
+  // At stride 2, into its two phases: input column x, padded column u = x + pad_w, goes to phase
+  // u % 2 at u / 2. Even columns go to one phase, odd ones to the other, 8 floats at a time split
+  // by two shuffles (NEON: one deinterleaving load); the last 8 overlap the ones before. A plain
+  // every-other-float loop made mobilenet-v2's strided layers 0.35-0.91x oneDNN at batch 1.
+  void split_row(const float* in, float* to) const {
+    float* even = to + p_.pad_w % 2 * phase_width_ + p_.pad_w / 2;
+    float* odd = to + (p_.pad_w + 1) % 2 * phase_width_ + (p_.pad_w + 1) / 2;
+    const std::int64_t w = p_.w;
+    std::int64_t x = 0;  // columns [0, x) copied, x even
+    if (w >= 8) {
+      for (; x + 8 <= w; x += 8) split_8(in + x, even + x / 2, odd + x / 2);
+      if (x < w) {  // the last 8, from an even column so that the phases stay
+        x = (w - 8) & ~std::int64_t{1};
+        split_8(in + x, even + x / 2, odd + x / 2);
+        x += 8;
+      }
+    }
+    for (; x < w; ++x) (x % 2 == 0 ? even : odd)[x / 2] = in[x];
+  }
+  // in[0, 8) to even[0, 4) and odd[0, 4).
+  static void split_8(const float* in, float* even, float* odd) {
+#if defined(__SSE2__)
+    const __m128 lo = _mm_loadu_ps(in), hi = _mm_loadu_ps(in + 4);
+    _mm_storeu_ps(even, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+    _mm_storeu_ps(odd, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+#elif defined(__ARM_NEON)
+    const float32x4x2_t pairs = vld2q_f32(in);
+    vst1q_f32(even, pairs.val[0]);
+    vst1q_f32(odd, pairs.val[1]);
+#else
+    for (int i = 0; i < 4; ++i) even[i] = in[2 * i], odd[i] = in[2 * i + 1];
+#endif
   }
 
   ConvProblem p_;
   int threads_;
-  std::int64_t padded_h_, padded_w_;
+  std::int64_t padded_h_, phase_width_;
   PlaneGeometry geometry_;
   std::unique_ptr<float[], detail::AlignedFree> taps_, bias_;  // [C][R][S] as PyTorch's, [C]
 };
@@ -170,8 +223,9 @@ std::string depthwise_rows_unsupported(const ConvProblem& p) {
   if (!p.is_depthwise())
     return fmt::format("depthwise only: needs groups == ic == oc (channel multiplier 1), got g{} ic{} oc{}",
                        p.groups, p.c, p.k);
-  if (p.stride_h != 1 || p.stride_w != 1 || p.dilation_h != 1 || p.dilation_w != 1)
-    return "stride 1 and dilation 1 only: a row's taps must be neighbouring floats (cpu.05 takes the rest)";
+  if (p.stride_w > 2 || p.dilation_h != 1 || p.dilation_w != 1)
+    return "stride across 1 or 2 and dilation 1 only: a row's taps must be neighbouring floats of one phase (cpu.05 "
+           "takes the rest)";
   return {};
 }
 
