@@ -63,6 +63,8 @@ const SweepShape kSweep[] = {
      "g8mb2ic8ih9iw37oc8kh5sh1sw2ph2"},
     {"depthwise rows of 3 pixels, several to a vector (cpu.07 stores a row's vector into the next rows)",
      "g4mb1ic4ih6iw3oc4kh3ph1"},
+    {"pointwise, 5 x 7 planes sharing column panels, channel blocks summed across images (cpu.06)",
+     "mb3ic140ih5iw7oc20kh1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

@@ -5,16 +5,17 @@
 // do it, so each step can be read: plan packs W into panels of kMr rows; each thread packs kKc x
 // kNr input panels into the workspace; the microkernel keeps a kMr x kNr output tile (6 x 2
 // vectors) in registers, loads kNv input vectors and broadcasts kMr weights per channel. Bias
-// starts the accumulators, the activation ends them; a stride first gathers its pixels.
+// starts the accumulators, the activation ends them; a stride first gathers its pixels. The
+// batch's images are one GEMM of N*HW columns, so small planes share panels; a task whose columns
+// span images sums in a workspace block, copied out at the end.
 // Why faster: kMr*kNv FMAs per kMr+kNv loads, and 12 independent accumulators, more than the 8
-// that cover a 4-cycle FMA latency on 2 pipes.
-// Bound: compute-bound for the usual C >= 64 (intensity ~ min(K, C)/4 FLOP per byte); with C =
-// 64 a tile's fixed cost (bias in, 12 vectors out) is only 64 FMA steps from its work.
-// Measured: 110 GFLOP/s, 58% of the FMA peak, 0.98x oneDNN, 1.2x Eigen (cpu.01) on
-//   mb32ic64ih28oc128oh28kh1 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); its 6 x 2-vector tile
-//   fits 16 registers; on AVX-512 it has not been measured since it was rewritten.
+// that cover a 4-cycle FMA latency on 2 pipes. Bound: compute-bound for the usual C >= 64.
+// Measured: 110 GFLOP/s, 58% of the FMA peak, 0.98x oneDNN, 1.2x Eigen on mb32ic64ih28oc128oh28kh1;
+//   76% of the peak, 0.95x oneDNN on mb32ic256ih28oc256oh28kh1 (4 x 3 and 3 x 4 tiles: 0.75x). Images
+//   sharing panels: mobilenet-v2's 7 x 7 layers at batch 32 0.63-0.70x -> 0.80-0.91x oneDNN (a 7 x 7
+//   plane had filled 49 of 64 columns), 14 x 14 0.75-0.93x -> 0.93-1.06x (2-core Zen 3 VM, AVX2).
 // More: docs/kernel-notes.md#cpu06_pointwise_xsimd
-// Run: build/convlab conv --problem mb32ic64ih28oc128oh28kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
+// Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -71,6 +72,23 @@ void tile(const float* panel, const float* bias, const float* pixels, std::int64
     }
 }
 
+// Where the GEMM's columns are: column j of the batch's out[K x N*HW] is pixel j % hw of image
+// j / hw, so images of small planes share column panels (a 7 x 7 plane alone filled 49 of a panel
+// row's 64 columns).
+struct Columns {
+  std::int64_t hw, in_image, out_image;  // pixels per plane; floats per input and output image
+  // fn(offset in [0, cols), image, pixel, length) for each stretch of columns [x, x + cols) that
+  // lies in one image.
+  template <class Fn>
+  void for_each_run(std::int64_t x, std::int64_t cols, Fn&& fn) const {
+    for (std::int64_t col = 0; col < cols;) {
+      const std::int64_t n = (x + col) / hw, pixel = (x + col) % hw, length = std::min(hw - pixel, cols - col);
+      fn(col, n, pixel, length);
+      col += length;
+    }
+  }
+};
+
 // The last, narrower column panel: the full tile is computed on a copy, the valid columns kept.
 void edge_tile(const float* panel, const float* bias, const float* pixels, std::int64_t kc, float* out,
                std::int64_t ld_out, std::int64_t rows, std::int64_t cols, TileStep step) {
@@ -79,6 +97,17 @@ void edge_tile(const float* panel, const float* bias, const float* pixels, std::
     for (std::int64_t r = 0; r < rows; ++r) std::copy_n(out + r * ld_out, cols, edge + r * kNr);
   tile(panel, bias, pixels, kc, edge, kNr, rows, step);
   for (std::int64_t r = 0; r < rows; ++r) std::copy_n(edge + r * kNr, cols, out + r * ld_out);
+}
+
+// n floats, in vectors (the last overlapping the one before) where n allows: a memmove call per
+// run of a 7 x 7 plane cost as much as the run.
+void copy_floats(const float* from, std::int64_t n, float* to) {
+  if (n < kLanes) {
+    std::copy_n(from, n, to);
+    return;
+  }
+  for (std::int64_t i = 0; i + kLanes <= n; i += kLanes) Vec::load_unaligned(from + i).store_unaligned(to + i);
+  Vec::load_unaligned(from + n - kLanes).store_unaligned(to + n - kLanes);
 }
 
 class PointwiseConv final : public PlannedConv {
@@ -101,7 +130,7 @@ class PointwiseConv final : public PlannedConv {
   // One packed input block per thread (the thread count seen at plan), then for stride > 1 the
   // strided pixels of the whole batch, C x OH*OW per image.
   std::size_t workspace_bytes() const override {
-    return static_cast<std::size_t>(threads_ * kPackFloats + (strided() ? p_.n * p_.c * pixels() : 0)) *
+    return static_cast<std::size_t>(threads_ * kThreadFloats + (strided() ? p_.n * p_.c * pixels() : 0)) *
            sizeof(float);
   }
 
@@ -109,25 +138,25 @@ class PointwiseConv final : public PlannedConv {
     float* pack = static_cast<float*>(workspace);
     const float* gemm_in = input;
     if (strided()) {
-      float* gathered = pack + threads_ * kPackFloats;
+      float* gathered = pack + threads_ * kThreadFloats;
       gather_strided(input, gathered);
       gemm_in = gathered;
     }
-    const std::int64_t hw = pixels();
-    const std::int64_t col_blocks = (hw + kColBlock - 1) / kColBlock;
+    const std::int64_t columns = p_.n * pixels();
+    const std::int64_t col_blocks = (columns + kColBlock - 1) / kColBlock;
     const std::int64_t row_blocks = ((p_.k + kMr - 1) / kMr + row_panels_ - 1) / row_panels_;
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, omp_get_max_threads()));
-#pragma omp parallel for collapse(3) schedule(static) num_threads(threads)
-    for (std::int64_t n = 0; n < p_.n; ++n)
-      for (std::int64_t cb = 0; cb < col_blocks; ++cb)
-        for (std::int64_t rb = 0; rb < row_blocks; ++rb)
-          block(gemm_in + n * p_.c * hw, output + n * p_.k * hw, pack + omp_get_thread_num() * kPackFloats,
-                rb * row_panels_ * kMr, std::min(p_.k, (rb + 1) * row_panels_ * kMr), cb * kColBlock,
-                std::min(hw, (cb + 1) * kColBlock));
+#pragma omp parallel for collapse(2) schedule(static) num_threads(threads)
+    for (std::int64_t cb = 0; cb < col_blocks; ++cb)
+      for (std::int64_t rb = 0; rb < row_blocks; ++rb)
+        block(gemm_in, output, pack + omp_get_thread_num() * kThreadFloats, rb * row_panels_ * kMr,
+              std::min(p_.k, (rb + 1) * row_panels_ * kMr), cb * kColBlock, std::min(columns, (cb + 1) * kColBlock));
   }
 
  private:
+  // Per thread: the packed input block, then the output block of a task whose columns span images.
   static constexpr std::int64_t kPackFloats = kKc * kColBlock;
+  static constexpr std::int64_t kThreadFloats = kPackFloats + kRowBlock * kColBlock;
 
   // kMr-row weight panels per parallel task: kRowBlock rows, or, when the images and column
   // blocks are fewer than the threads, the panels split evenly among them. A 128-channel 8 x 8
@@ -135,7 +164,7 @@ class PointwiseConv final : public PlannedConv {
   // the other's work: 0.96x oneDNN, 1.30x split evenly (Zen 2, 2 threads).
   static std::int64_t row_block_panels(const ConvProblem& p, std::int64_t threads) {
     const std::int64_t panels = (p.k + kMr - 1) / kMr;
-    const std::int64_t tasks = p.n * ((p.out_h() * p.out_w() + kColBlock - 1) / kColBlock);
+    const std::int64_t tasks = (p.n * p.out_h() * p.out_w() + kColBlock - 1) / kColBlock;
     if (tasks >= threads) return kRowBlock / kMr;
     const std::int64_t blocks = std::min(panels, (threads + tasks - 1) / tasks);
     return std::min(kRowBlock / kMr, (panels + blocks - 1) / blocks);
@@ -156,41 +185,56 @@ class PointwiseConv final : public PlannedConv {
       }
   }
 
-  // Input rows [c0, c0+kc) x pixels [x0, x1) into panels of kNr pixels, each kc x kNr contiguous
+  Columns columns() const { return {pixels(), p_.c * pixels(), p_.k * pixels()}; }
+
+  // Input rows [c0, c0+kc) x columns [x0, x1) into panels of kNr columns, each kc x kNr contiguous
   // and zero-padded: the tile then streams its operand from L1 instead of kc rows hw apart.
-  static void pack_pixels(const float* in, std::int64_t hw, std::int64_t kc, std::int64_t x0, std::int64_t x1,
-                          float* pack) {
+  static void pack_pixels(const float* in, const Columns& columns, std::int64_t kc, std::int64_t x0,
+                          std::int64_t x1, float* pack) {
     for (std::int64_t x = x0; x < x1; x += kNr, pack += kc * kNr) {
       const std::int64_t cols = std::min(kNr, x1 - x);
-      for (std::int64_t c = 0; c < kc; ++c) {
-        std::copy_n(in + c * hw + x, cols, pack + c * kNr);
-        std::fill(pack + c * kNr + cols, pack + (c + 1) * kNr, 0.0f);
-      }
+      columns.for_each_run(x, cols, [&](std::int64_t col, std::int64_t n, std::int64_t pixel, std::int64_t length) {
+        const float* from = in + n * columns.in_image + pixel;
+        for (std::int64_t c = 0; c < kc; ++c) std::copy_n(from + c * columns.hw, length, pack + c * kNr + col);
+      });
+      if (cols < kNr)
+        for (std::int64_t c = 0; c < kc; ++c) std::fill(pack + c * kNr + cols, pack + (c + 1) * kNr, 0.0f);
     }
   }
 
-  // Output rows [k0, k1) x pixels [x0, x1) of one image, channel block by channel block.
-  void block(const float* in, float* out, float* pack, std::int64_t k0, std::int64_t k1, std::int64_t x0,
+  // Output rows [k0, k1) x columns [x0, x1) of the batch, channel block by channel block. Columns
+  // of one image are summed in place in the output; columns spanning images (small planes) in a
+  // block of the workspace with whole panels, copied out at the end (no tile straddles images).
+  void block(const float* in, float* out, float* workspace, std::int64_t k0, std::int64_t k1, std::int64_t x0,
              std::int64_t x1) const {
-    const std::int64_t hw = pixels();
+    const Columns at = columns();
+    const std::int64_t n0 = x0 / at.hw;
+    const bool in_place = (x1 - 1) / at.hw == n0;
+    float* pack = workspace;
+    float* sums = workspace + kPackFloats;  // [k1 - k0][kColBlock], when not in place
     for (std::int64_t c0 = 0; c0 < p_.c; c0 += kKc) {
       const std::int64_t kc = std::min(kKc, p_.c - c0);
       const TileStep step{.first = c0 == 0, .last = c0 + kc == p_.c, .activation = epilogue_.activation};
-      pack_pixels(in + c0 * hw, hw, kc, x0, x1, pack);
+      pack_pixels(in + c0 * at.hw, at, kc, x0, x1, pack);
       for (std::int64_t x = x0; x < x1; x += kNr) {
         const float* pixels_panel = pack + (x - x0) / kNr * kc * kNr;
         const std::int64_t cols = std::min(kNr, x1 - x);
         for (std::int64_t k = k0; k < k1; k += kMr) {
           const float* panel = packed_.data() + ((k / kMr) * p_.c + c0) * kMr;
+          const float* bias = bias_.data() + k;
           const std::int64_t rows = std::min(kMr, k1 - k);
-          float* tile_out = out + k * hw + x;
-          if (cols == kNr)
-            tile(panel, bias_.data() + k, pixels_panel, kc, tile_out, hw, rows, step);
-          else
-            edge_tile(panel, bias_.data() + k, pixels_panel, kc, tile_out, hw, rows, cols, step);
+          float* image_out = out + n0 * at.out_image + k * at.hw + x - n0 * at.hw;
+          if (!in_place) tile(panel, bias, pixels_panel, kc, sums + (k - k0) * kColBlock + x - x0, kColBlock, rows, step);
+          else if (cols == kNr) tile(panel, bias, pixels_panel, kc, image_out, at.hw, rows, step);
+          else edge_tile(panel, bias, pixels_panel, kc, image_out, at.hw, rows, cols, step);
         }
       }
     }
+    if (!in_place)
+      at.for_each_run(x0, x1 - x0, [&](std::int64_t col, std::int64_t n, std::int64_t pixel, std::int64_t length) {
+        for (std::int64_t k = k0; k < k1; ++k)
+          copy_floats(sums + (k - k0) * kColBlock + col, length, out + n * at.out_image + k * at.hw + pixel);
+      });
   }
 
   ConvProblem p_;
