@@ -26,11 +26,6 @@
 
 #include <fmt/format.h>
 #include <omp.h>
-#if defined(__SSE2__)
-#include <immintrin.h>
-#elif defined(__ARM_NEON)
-#include <arm_neon.h>
-#endif
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
@@ -163,7 +158,7 @@ class DepthwiseRowsConv final : public PlannedConv {
     for (std::int64_t y = 0; y < p_.h; ++y) {
       float* to = padded + (y + p_.pad_h) * geometry_.row_pitch;
       if (p_.stride_w == 1) copy_row(from + y * p_.w, to + p_.pad_w);
-      else split_row(from + y * p_.w, to);
+      else split_row_phases(from + y * p_.w, p_.w, p_.pad_w, phase_width_, to);
     }
   }
   // At stride 1, in vectors (memcpy's call costs more on 8-float rows).
@@ -176,40 +171,6 @@ class DepthwiseRowsConv final : public PlannedConv {
     else  // a row narrower than a vector, its zeros past the row written into the padding
       load_first(in, p_.w).store_unaligned(to);
   }
-  // At stride 2, into its two phases: input column x, padded column u = x + pad_w, goes to phase
-  // u % 2 at u / 2. Even columns go to one phase, odd ones to the other, 8 floats at a time split
-  // by two shuffles (NEON: one deinterleaving load); the last 8 overlap the ones before. A plain
-  // every-other-float loop made mobilenet-v2's strided layers 0.35-0.91x oneDNN at batch 1.
-  void split_row(const float* in, float* to) const {
-    float* even = to + p_.pad_w % 2 * phase_width_ + p_.pad_w / 2;
-    float* odd = to + (p_.pad_w + 1) % 2 * phase_width_ + (p_.pad_w + 1) / 2;
-    const std::int64_t w = p_.w;
-    std::int64_t x = 0;  // columns [0, x) copied, x even
-    if (w >= 8) {
-      for (; x + 8 <= w; x += 8) split_8(in + x, even + x / 2, odd + x / 2);
-      if (x < w) {  // the last 8, from an even column so that the phases stay
-        x = (w - 8) & ~std::int64_t{1};
-        split_8(in + x, even + x / 2, odd + x / 2);
-        x += 8;
-      }
-    }
-    for (; x < w; ++x) (x % 2 == 0 ? even : odd)[x / 2] = in[x];
-  }
-  // in[0, 8) to even[0, 4) and odd[0, 4).
-  static void split_8(const float* in, float* even, float* odd) {
-#if defined(__SSE2__)
-    const __m128 lo = _mm_loadu_ps(in), hi = _mm_loadu_ps(in + 4);
-    _mm_storeu_ps(even, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
-    _mm_storeu_ps(odd, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
-#elif defined(__ARM_NEON)
-    const float32x4x2_t pairs = vld2q_f32(in);
-    vst1q_f32(even, pairs.val[0]);
-    vst1q_f32(odd, pairs.val[1]);
-#else
-    for (int i = 0; i < 4; ++i) even[i] = in[2 * i], odd[i] = in[2 * i + 1];
-#endif
-  }
-
   ConvProblem p_;
   int threads_;
   std::int64_t padded_h_, phase_width_;

@@ -12,11 +12,12 @@
 // Tile: 4 x 3 with 16 vector registers (AVX2, SSE2), 4 x 6 with 32 (AVX-512, NEON). A tile's
 //   vectors may lie on different rows (each has its own offset), so 8 x 8 maps fill it too; a
 //   row's last vector may be partial (its extra lanes read zeros and are not stored).
-// Limits: stride 1, groups 1; any padding and dilation (stride 2, on rows split into even and odd
-//   phases or on shuffled pairs of loads, ran 0.9-0.97x cpu.02: docs/kernel-notes.md#cpu08_direct_rows).
+// Stride 2 across: the copied rows are split into even and odd phases (layout.hpp), a tap column
+//   j is phase j % 2, j / 2 floats on. Limits: groups 1, stride across <= 2; any padding, dilation.
 // Measured: C = 3 first layers (mb32ic3ih32oc16oh32kh3ph1) 1.17-1.22x oneDNN where cpu.02 reached
 //   0.89-0.92x; 8 x 8 maps (mb32ic64ih8oc64oh8kh3ph1) 0.89x, cpu.02 0.80x (2-core Zen 2 VM, AVX2,
-//   interleaved, median of three runs; bench/RESULTS.md).
+//   interleaved, median of three runs). Stride 2, C = 3 at 224 x 224 (Zen 3): 3 x 3 batch 1 1.32x
+//   (cpu.02 0.92x), 7 x 7 0.98x (0.85x); batch 32 0.77x and 0.90x (0.70x, 0.87x).
 // Run: build/convlab conv --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.02_direct_xsimd,cpu.08_direct_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
@@ -30,6 +31,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/microkernel.hpp"
 
 namespace convlab::cpu {
@@ -43,6 +45,7 @@ constexpr int kVectors = kVectorRegisters == 32 ? 6 : 3;  // output vectors per 
 struct BandGeometry {
   std::vector<std::int64_t> taps;  // per (c, r, s): its offset in the band's padded copy
   std::int64_t row_floats;    // a padded input row: every vector of an output row, and its taps
+  std::int64_t phase_floats;  // at stride 2 a row is two phases, its even and odd columns
   std::int64_t plane_floats;  // one channel's rows of the band
   std::int64_t out_w, out_plane, vectors_per_row;
   Activation activation;
@@ -107,13 +110,22 @@ class DirectRowsConv final : public PlannedConv {
     band_rows_ = (p.out_h() + bands_ - 1) / bands_;
     bands_ = (p.out_h() + band_rows_ - 1) / band_rows_;
     chunks_ = std::clamp<std::int64_t>((wanted + bands_ - 1) / bands_, 1, groups);
-    const std::int64_t row_floats = vectors_per_row * kBlock + (p.s - 1) * p.dilation_w;
-    in_rows_ = band_rows_ + (p.r - 1) * p.dilation_h;
-    g_ = {{}, row_floats, in_rows_ * row_floats, p.out_w(), p.out_h() * p.out_w(), vectors_per_row, e.activation};
+    // A phase holds every vector of an output row and its taps (and at stride 2 its half of the
+    // input row): tap column j is phase j % stride, j / stride floats on.
+    const std::int64_t sw = p.stride_w, span = (p.s - 1) * p.dilation_w;
+    std::int64_t phase_floats = vectors_per_row * kBlock + span / sw;
+    if (sw == 2) phase_floats = std::max(phase_floats, (p.pad_w + p.w + 1) / 2);
+    const std::int64_t row_floats = sw * phase_floats;
+    in_rows_ = (band_rows_ - 1) * p.stride_h + (p.r - 1) * p.dilation_h + 1;
+    g_ = {{}, row_floats, phase_floats, in_rows_ * row_floats, p.out_w(), p.out_h() * p.out_w(), vectors_per_row,
+          e.activation};
     for (std::int64_t c = 0; c < p.c; ++c)
       for (std::int64_t r = 0; r < p.r; ++r)
-        for (std::int64_t s = 0; s < p.s; ++s)
-          g_.taps.push_back(c * g_.plane_floats + r * p.dilation_h * row_floats + s * p.dilation_w);
+        for (std::int64_t s = 0; s < p.s; ++s) {
+          const std::int64_t column = s * p.dilation_w;
+          g_.taps.push_back(c * g_.plane_floats + r * p.dilation_h * row_floats + column % sw * phase_floats +
+                            column / sw);
+        }
     // [K / kChannels][C][R][S][kChannels], channels past K zero.
     const std::int64_t taps = p.c * p.r * p.s;
     weights_ = aligned_floats(static_cast<std::size_t>(k_padded_ * taps));
@@ -154,15 +166,19 @@ class DirectRowsConv final : public PlannedConv {
  private:
   std::int64_t buffer_floats() const { return (p_.c * g_.plane_floats + kBlock + 15) / 16 * 16; }
 
-  // The input rows output rows [y0, y0 + band_rows_) read, every channel, zero-padded.
+  // The input rows output rows [y0, y0 + band_rows_) read, every channel, zero-padded (at
+  // stride 2 each row split into its phases, split_row_phases).
   void copy_band(const float* image, std::int64_t y0, float* band) const {
     std::fill_n(band, buffer_floats(), 0.0f);
     const std::int64_t columns = std::min(p_.w, g_.row_floats - p_.pad_w);
     for (std::int64_t c = 0; c < p_.c; ++c)
       for (std::int64_t b = 0; b < in_rows_; ++b) {
-        const std::int64_t y = y0 - p_.pad_h + b;
+        const std::int64_t y = y0 * p_.stride_h - p_.pad_h + b;
         if (y < 0 || y >= p_.h || columns <= 0) continue;
-        std::copy_n(image + (c * p_.h + y) * p_.w, columns, band + c * g_.plane_floats + b * g_.row_floats + p_.pad_w);
+        const float* row = image + (c * p_.h + y) * p_.w;
+        float* to = band + c * g_.plane_floats + b * g_.row_floats;
+        if (p_.stride_w == 1) std::copy_n(row, columns, to + p_.pad_w);
+        else split_row_phases(row, p_.w, p_.pad_w, g_.phase_floats, to);
       }
   }
 
@@ -176,7 +192,7 @@ class DirectRowsConv final : public PlannedConv {
       std::int64_t in_offsets[kVectors], out_offsets[kVectors], valid[kVectors];
       for (int v = 0; v < count; ++v) {
         const std::int64_t row = (first + v) / g_.vectors_per_row, x = (first + v) % g_.vectors_per_row * kBlock;
-        in_offsets[v] = row * g_.row_floats + x;
+        in_offsets[v] = row * p_.stride_h * g_.row_floats + x;
         out_offsets[v] = (y0 + row) * g_.out_w + x;
         valid[v] = std::min<std::int64_t>(kBlock, g_.out_w - x);
       }
@@ -197,8 +213,7 @@ class DirectRowsConv final : public PlannedConv {
 
 std::string direct_rows_unsupported(const ConvProblem& p) {
   if (p.groups != 1) return fmt::format("groups 1 only, got g{}", p.groups);
-  if (p.stride_h != 1 || p.stride_w != 1)
-    return "stride 1 only: a strided row split into phases measured slower than cpu.02 (docs/kernel-notes.md)";
+  if (p.stride_w > 2) return fmt::format("stride across 1 or 2 only, got sw{}", p.stride_w);
   return {};
 }
 

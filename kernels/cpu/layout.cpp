@@ -5,6 +5,11 @@
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
 
 namespace convlab::cpu {
 
@@ -111,6 +116,41 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
   std::fill(out, out + wp * blk, 0.0f);
   for (std::int64_t cc = 0; cc < real; ++cc)
     for (std::int64_t x = 0; x < image.width; ++x) interior[x * blk + cc] = in[cc * plane + x];
+}
+
+namespace {
+// in[0, 8) to even[0, 4) and odd[0, 4): two shuffles (NEON: one deinterleaving load).
+void split_8(const float* in, float* even, float* odd) {
+#if defined(__SSE2__)
+  const __m128 lo = _mm_loadu_ps(in), hi = _mm_loadu_ps(in + 4);
+  _mm_storeu_ps(even, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(2, 0, 2, 0)));
+  _mm_storeu_ps(odd, _mm_shuffle_ps(lo, hi, _MM_SHUFFLE(3, 1, 3, 1)));
+#elif defined(__ARM_NEON)
+  const float32x4x2_t pairs = vld2q_f32(in);
+  vst1q_f32(even, pairs.val[0]);
+  vst1q_f32(odd, pairs.val[1]);
+#else
+  for (int i = 0; i < 4; ++i) even[i] = in[2 * i], odd[i] = in[2 * i + 1];
+#endif
+}
+}  // namespace
+
+// Even input columns go to one phase, odd ones to the other, 8 floats at a time; the last 8
+// overlap the ones before. A plain every-other-float loop made cpu.07 on mobilenet-v2's strided
+// layers 0.35-0.91x oneDNN at batch 1, this 0.77-1.19x.
+void split_row_phases(const float* in, std::int64_t width, std::int64_t pad, std::int64_t phase_width, float* to) {
+  float* even = to + pad % 2 * phase_width + pad / 2;
+  float* odd = to + (pad + 1) % 2 * phase_width + (pad + 1) / 2;
+  std::int64_t x = 0;  // columns [0, x) copied, x even
+  if (width >= 8) {
+    for (; x + 8 <= width; x += 8) split_8(in + x, even + x / 2, odd + x / 2);
+    if (x < width) {  // the last 8, from an even column so that the phases stay
+      x = (width - 8) & ~std::int64_t{1};
+      split_8(in + x, even + x / 2, odd + x / 2);
+      x += 8;
+    }
+  }
+  for (; x < width; ++x) (x % 2 == 0 ? even : odd)[x / 2] = in[x];
 }
 
 }  // namespace convlab::cpu

@@ -130,6 +130,12 @@ std::unique_ptr<float[], detail::AlignedFree> pack_blocked_bias(std::span<const 
 void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image, std::int64_t cb,
                               std::int64_t padded_row, float* blocked);
 
+// One input row of `width` floats, left-padded by `pad` zero columns, copied as two phases (the
+// even and odd padded columns), so a stride-2 row's taps are neighbouring floats of one phase:
+// padded column u = x + pad goes to to[u % 2 * phase_width + u / 2]. Positions no column reaches
+// (the padding) are left as they are. Used by the row kernels (cpu.07, cpu.08) at stride 2.
+void split_row_phases(const float* in, std::int64_t width, std::int64_t pad, std::int64_t phase_width, float* to);
+
 // The first 64-byte aligned float of a workspace (workspaces are sized with Tensor::kAlignment
 // of slack for this).
 inline float* aligned_workspace(void* workspace) {
