@@ -18,6 +18,7 @@
 // Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -89,25 +90,34 @@ struct Columns {
   }
 };
 
+// n floats of `from` to `to` (apart), with no library call: a memmove call per run of a 7 x 7 plane
+// or per channel of a packed panel cost as much as the copy (5% of cpu.06's time at batch 1).
+// Whole vectors, the last overlapping the one before; shorter runs in two overlapping pieces.
+void copy_floats(const float* from, std::int64_t n, float* to) {
+  if (n >= kLanes) {
+    for (std::int64_t i = 0; i + kLanes <= n; i += kLanes) Vec::load_unaligned(from + i).store_unaligned(to + i);
+    Vec::load_unaligned(from + n - kLanes).store_unaligned(to + n - kLanes);
+  } else if (n >= 8) {
+    std::memcpy(to, from, 8 * sizeof(float));
+    std::memcpy(to + n - 8, from + n - 8, 8 * sizeof(float));
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4 * sizeof(float));
+    std::memcpy(to + n - 4, from + n - 4, 4 * sizeof(float));
+  } else {
+    if (n > 0) to[0] = from[0];
+    if (n > 1) to[1] = from[1];
+    if (n > 2) to[2] = from[2];
+  }
+}
+
 // The last, narrower column panel: the full tile is computed on a copy, the valid columns kept.
 void edge_tile(const float* panel, const float* bias, const float* pixels, std::int64_t kc, float* out,
                std::int64_t ld_out, std::int64_t rows, std::int64_t cols, TileStep step) {
   alignas(64) float edge[kMr * kNr] = {};
   if (!step.first)
-    for (std::int64_t r = 0; r < rows; ++r) std::copy_n(out + r * ld_out, cols, edge + r * kNr);
+    for (std::int64_t r = 0; r < rows; ++r) copy_floats(out + r * ld_out, cols, edge + r * kNr);
   tile(panel, bias, pixels, kc, edge, kNr, rows, step);
-  for (std::int64_t r = 0; r < rows; ++r) std::copy_n(edge + r * kNr, cols, out + r * ld_out);
-}
-
-// n floats, in vectors (the last overlapping the one before) where n allows: a memmove call per
-// run of a 7 x 7 plane cost as much as the run.
-void copy_floats(const float* from, std::int64_t n, float* to) {
-  if (n < kLanes) {
-    std::copy_n(from, n, to);
-    return;
-  }
-  for (std::int64_t i = 0; i + kLanes <= n; i += kLanes) Vec::load_unaligned(from + i).store_unaligned(to + i);
-  Vec::load_unaligned(from + n - kLanes).store_unaligned(to + n - kLanes);
+  for (std::int64_t r = 0; r < rows; ++r) copy_floats(edge + r * kNr, cols, out + r * ld_out);
 }
 
 class PointwiseConv final : public PlannedConv {
@@ -204,7 +214,7 @@ class PointwiseConv final : public PlannedConv {
       const std::int64_t cols = std::min(kNr, x1 - x);
       columns.for_each_run(x, cols, [&](std::int64_t col, std::int64_t n, std::int64_t pixel, std::int64_t length) {
         const float* from = in + n * columns.in_image + pixel;
-        for (std::int64_t c = 0; c < kc; ++c) std::copy_n(from + c * columns.hw, length, pack + c * kNr + col);
+        for (std::int64_t c = 0; c < kc; ++c) copy_floats(from + c * columns.hw, length, pack + c * kNr + col);
       });
       if (cols < kNr)
         for (std::int64_t c = 0; c < kc; ++c) std::fill(pack + c * kNr + cols, pack + (c + 1) * kNr, 0.0f);
