@@ -50,24 +50,25 @@ struct TileStep {
 
 // out[kMr x kNr] (+)= panel[kMr x kc] * pixels[kc x kNr], both operands packed. Rows past `rows`
 // (the zero padding of the last weight panel) are computed but never loaded or stored.
+template <int kV = kNv>
 void tile(const float* panel, const float* bias, const float* pixels, std::int64_t kc, float* out,
           std::int64_t ld_out, std::int64_t rows, TileStep step) {
-  Vec acc[kMr][kNv];
+  Vec acc[kMr][kV];
   for (std::int64_t r = 0; r < kMr; ++r)
-    for (std::int64_t v = 0; v < kNv; ++v)
+    for (std::int64_t v = 0; v < kV; ++v)
       acc[r][v] = step.first ? Vec(bias[r])
                   : r < rows ? Vec::load_unaligned(out + r * ld_out + v * kLanes)
                              : Vec(0.0f);
   for (std::int64_t c = 0; c < kc; ++c) {
-    Vec in[kNv];
-    for (std::int64_t v = 0; v < kNv; ++v) in[v] = Vec::load_unaligned(pixels + c * kNr + v * kLanes);
+    Vec in[kV];
+    for (std::int64_t v = 0; v < kV; ++v) in[v] = Vec::load_unaligned(pixels + c * kNr + v * kLanes);
     for (std::int64_t r = 0; r < kMr; ++r) {
       const Vec weight(panel[c * kMr + r]);
-      for (std::int64_t v = 0; v < kNv; ++v) acc[r][v] = xsimd::fma(weight, in[v], acc[r][v]);
+      for (std::int64_t v = 0; v < kV; ++v) acc[r][v] = xsimd::fma(weight, in[v], acc[r][v]);
     }
   }
   for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t v = 0; v < kNv; ++v) {
+    for (std::int64_t v = 0; v < kV; ++v) {
       const Vec result = step.last ? activate_vec(step.activation, acc[r][v]) : acc[r][v];
       result.store_unaligned(out + r * ld_out + v * kLanes);
     }
@@ -110,13 +111,16 @@ void copy_floats(const float* from, std::int64_t n, float* to) {
   }
 }
 
-// The last, narrower column panel: the full tile is computed on a copy, the valid columns kept.
+// The last, narrower column panel: the tile is computed on a copy, the valid columns kept; one
+// vector's columns by a one-vector tile (half the FMAs of a 7 x 7 plane's fourth panel, its 49th
+// column).
 void edge_tile(const float* panel, const float* bias, const float* pixels, std::int64_t kc, float* out,
                std::int64_t ld_out, std::int64_t rows, std::int64_t cols, TileStep step) {
   alignas(64) float edge[kMr * kNr] = {};
   if (!step.first)
     for (std::int64_t r = 0; r < rows; ++r) copy_floats(out + r * ld_out, cols, edge + r * kNr);
-  tile(panel, bias, pixels, kc, edge, kNr, rows, step);
+  if (cols <= kLanes) tile<1>(panel, bias, pixels, kc, edge, kNr, rows, step);
+  else tile(panel, bias, pixels, kc, edge, kNr, rows, step);
   for (std::int64_t r = 0; r < rows; ++r) copy_floats(edge + r * kNr, cols, out + r * ld_out);
 }
 
