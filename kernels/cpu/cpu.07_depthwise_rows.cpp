@@ -11,7 +11,7 @@
 // Stride 2 across: each padded row is copied as two phases (even, odd columns; two shuffles per 8
 // floats), so a strided output vector's taps are neighbouring floats of one phase. A row's last
 // vector overlaps the one before; rows narrower than a vector are copied by one masked load and
-// stored whole but the plane's last (the extra lanes land in the next row, stored after them).
+// stored whole where the vector stays in the plane (extra lanes land in later rows, stored after).
 // Bound: loads (one per FMA, from L1) and, at batch 32, reading the input and writing the output
 // once each. cpu.auto measures it against cpu.05 per layer. Limits: dilation 1, stride across <= 2.
 // Measured: 2-core Zen 3 VM, AVX2, interleaved, medians of 3 runs: g128mb32ic128ih8 0.90-1.06x oneDNN
