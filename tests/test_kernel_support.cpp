@@ -66,6 +66,19 @@ TEST_CASE("cpu.06_pointwise_xsimd: refuses kernels other than 1x1, groups and pa
   CHECK(k.supports(parse_problem("mb2ic8ih9oc8kh1sh2")));
 }
 
+TEST_CASE("cpu.07 and cpu.08: refuse strides across over 2 and what else they cannot run, by name") {
+  const KernelInfo& dw = kernel("cpu.07_depthwise_rows");
+  check_refuses(dw, "g4mb1ic4ih9iw100oc4kh3sh3sw3", "stride across 1 or 2 and dilation 1 only");
+  check_refuses(dw, "g8mb2ic8ih11iw70oc8kh5kw3sw2ph2pw1dw1", "stride across 1 or 2 and dilation 1 only");
+  check_refuses(dw, "mb2ic8ih8oc8kh3ph1", "depthwise only");
+  CHECK(dw.supports(parse_problem("g8mb2ic8ih9iw37oc8kh5sh1sw2ph2")));
+  CHECK(dw.supports(parse_problem("g8mb2ic8ih16oc8kh3sh3sw1ph1")));
+  const KernelInfo& rows = kernel("cpu.08_direct_rows");
+  check_refuses(rows, "mb2ic4ih9iw20oc8kh3sh1sw3", "stride across 1 or 2 only, got sw3");
+  check_refuses(rows, "g2mb2ic8ih8oc8kh3ph1", "groups 1 only, got g2");
+  CHECK(rows.supports(parse_problem("mb2ic3ih30iw26oc20kh7sh2ph3")));
+}
+
 TEST_CASE("cpu.01_im2col_eigen: supports every problem") {
   const KernelInfo& k = kernel("cpu.01_im2col_eigen");
   for (const char* d : {"g32mb2ic32ih16oc32oh16kh3ph1", "g4mb2ic16ih9oc8oh9kh3ph1", "mb2ic8ih12oc8oh12kh3dh1ph2",

@@ -18,7 +18,6 @@
 // Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,7 +26,7 @@
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
-#include "kernels/cpu/microkernel.hpp"  // Vec, activate_vec
+#include "kernels/cpu/microkernel.hpp"  // Vec, activate_vec, copy_floats
 
 namespace convlab::cpu {
 
@@ -90,26 +89,6 @@ struct Columns {
     }
   }
 };
-
-// n floats of `from` to `to` (apart), with no library call: a memmove call per run of a 7 x 7 plane
-// or per channel of a packed panel cost as much as the copy (5% of cpu.06's time at batch 1).
-// Whole vectors, the last overlapping the one before; shorter runs in two overlapping pieces.
-void copy_floats(const float* from, std::int64_t n, float* to) {
-  if (n >= kLanes) {
-    for (std::int64_t i = 0; i + kLanes <= n; i += kLanes) Vec::load_unaligned(from + i).store_unaligned(to + i);
-    Vec::load_unaligned(from + n - kLanes).store_unaligned(to + n - kLanes);
-  } else if (n >= 8) {
-    std::memcpy(to, from, 8 * sizeof(float));
-    std::memcpy(to + n - 8, from + n - 8, 8 * sizeof(float));
-  } else if (n >= 4) {
-    std::memcpy(to, from, 4 * sizeof(float));
-    std::memcpy(to + n - 4, from + n - 4, 4 * sizeof(float));
-  } else {
-    if (n > 0) to[0] = from[0];
-    if (n > 1) to[1] = from[1];
-    if (n > 2) to[2] = from[2];
-  }
-}
 
 // The last, narrower column panel: the tile is computed on a copy, the valid columns kept; one
 // vector's columns by a one-vector tile (half the FMAs of a 7 x 7 plane's fourth panel, its 49th

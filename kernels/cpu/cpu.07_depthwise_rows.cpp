@@ -161,16 +161,13 @@ class DepthwiseRowsConv final : public PlannedConv {
       else split_row_phases(from + y * p_.w, p_.w, p_.pad_w, phase_width_, to);
     }
   }
-  // At stride 1, in vectors (memcpy's call costs more on 8-float rows).
+  // At stride 1: in vectors (copy_floats); a row narrower than a vector by one masked load, its
+  // zeros past the row written into the padding.
   void copy_row(const float* in, float* to) const {
-    std::int64_t x = 0;
-    for (; x + kBlock <= p_.w; x += kBlock) Vec::load_unaligned(in + x).store_unaligned(to + x);
-    if (x == p_.w) return;
-    if (p_.w >= kBlock)  // the row's last vector, overlapping the one before
-      Vec::load_unaligned(in + p_.w - kBlock).store_unaligned(to + p_.w - kBlock);
-    else  // a row narrower than a vector, its zeros past the row written into the padding
-      load_first(in, p_.w).store_unaligned(to);
+    if (p_.w >= kBlock) copy_floats(in, p_.w, to);
+    else load_first(in, p_.w).store_unaligned(to);
   }
+
   ConvProblem p_;
   int threads_;
   std::int64_t padded_h_, phase_width_;

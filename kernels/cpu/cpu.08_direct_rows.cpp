@@ -207,11 +207,12 @@ class DirectRowsConv final : public PlannedConv {
     }
   }
 
-  // Asks for the output lines of the tile starting at vector `first` of the band (from output row
-  // y0), in `channels` channels from k_begin, with intent to write, one tile ahead: without it each
-  // first store to a line waits for its read for ownership. mobilenet-v2's first layer at batch 32
-  // (51 MB of output): 0.82x -> 0.98x oneDNN (Zen 3, three runs); at batch 1 within the noise. One
-  // prefetch per line: a third, redundant one per channel for AVX2's two lines measured 0.84x.
+  // The output lines of the tile starting at vector `first` of the band (from output row y0), in
+  // `channels` channels from k_begin, asked for one tile ahead: without it each first store to a
+  // line waits for its read for ownership. mobilenet-v2's first layer at batch 32 (51 MB of output):
+  // 0.82x -> 0.95-1.02x oneDNN (Zen 3, three runs each); at batch 1 within the noise. Not
+  // prefetch_output_row (microkernel.hpp): with it (one more prefetch per channel) 0.84x, and with
+  // a loop over the tile's aligned lines (the same lines as here) 0.81x; not understood.
   void prefetch_tile_output(const float* out, std::int64_t y0, std::int64_t first, std::int64_t channels,
                             std::int64_t k_begin) const {
     const float* at = out + (y0 + first / g_.vectors_per_row) * g_.out_w + first % g_.vectors_per_row * kBlock;

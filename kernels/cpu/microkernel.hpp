@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -211,6 +212,26 @@ inline Vec activate_vec(Activation a, Vec v) {
   const Vec zero(0.0f), six(6.0f);
   v = xsimd::select(v < zero, zero, v);
   return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
+}
+
+// n floats of `from` to `to` (apart), with no library call: in cpu.06 a memmove call per run of a
+// 7 x 7 plane or per channel of a packed panel cost as much as the copy (5% of its time at batch 1).
+// Whole vectors, the last overlapping the one before; shorter runs in two overlapping pieces.
+inline void copy_floats(const float* from, std::int64_t n, float* to) {
+  if (n >= kBlock) {
+    for (std::int64_t i = 0; i + kBlock <= n; i += kBlock) Vec::load_unaligned(from + i).store_unaligned(to + i);
+    if (n % kBlock != 0) Vec::load_unaligned(from + n - kBlock).store_unaligned(to + n - kBlock);
+  } else if (n >= 8) {
+    std::memcpy(to, from, 8 * sizeof(float));
+    std::memcpy(to + n - 8, from + n - 8, 8 * sizeof(float));
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4 * sizeof(float));
+    std::memcpy(to + n - 4, from + n - 4, 4 * sizeof(float));
+  } else {
+    if (n > 0) to[0] = from[0];
+    if (n > 1) to[1] = from[1];
+    if (n > 2) to[2] = from[2];
+  }
 }
 
 // Lanes [0, n) of a vector from in[0, n), the others zero; nothing past in[n - 1] is read (n <=
