@@ -101,6 +101,11 @@ inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage
 // -> 1.03x oneDNN, mb32ic64ih8oc64oh8kh3ph1 0.87x -> 0.93x (bench/RESULTS.md, fifteenth session).
 // 1 (the Winograd GEMMs, cpu.02's 1 x 1 layers): with run-time 1 x 1 tap loops, their setup cost
 // as many instructions per channel as the 4 x 7 tile's 28 FMAs.
+// With 16 registers (AVX2), GCC 12 kept the 2 x 6 tile's weight vectors in registers for one tap
+// in three and folded them into the FMAs for the others (vfmadd231ps mem: six loads of each), 1.2
+// loads per FMA where the tile needs 0.67; keep_in_register on each loaded vector stops that
+// (on a local: on the array element, GCC kept the whole tile in memory). cpu.02 on resnet18's 3 x 3
+// layers, Zen 3: 0.92x -> 1.09x oneDNN. With 32 registers GCC folds nothing; its code is unchanged.
 template <int kTile, int kKBlocks, int kSide = 0, class PixelOffset>
 inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
                           PixelOffset offset) {
@@ -118,7 +123,11 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
         for (std::int64_t j = 0; j < s; ++j, w += kBlock) {
           const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
           Vec wv[kKBlocks];
-          for (int kb = 0; kb < kKBlocks; ++kb) wv[kb] = Vec::load_aligned(w + kb * g.w_block_stride);
+          for (int kb = 0; kb < kKBlocks; ++kb) {
+            Vec loaded = Vec::load_aligned(w + kb * g.w_block_stride);
+            if constexpr (kVectorRegisters == 16) keep_in_register(loaded);  // why: above
+            wv[kb] = loaded;
+          }
           for (int x = 0; x < kTile; ++x) {
             const Vec v(ip[offset(x)]);
             for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
