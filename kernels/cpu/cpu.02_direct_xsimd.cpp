@@ -13,11 +13,11 @@
 // Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows of the output plane.
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
-// Measured: 111 GFLOP/s, 58% of the FMA peak, 0.78x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3
-//   VM, AVX2: its 2 x 6 tile's ceiling is 79%); 266 GFLOP/s, ~75% of a quiet peak, 1.1x oneDNN on the
-//   2-core Ice Lake VM (AVX-512, 4 x 7 tile). Plane tiles on 8 x 8 layers: 0.6-0.7x -> 0.84-0.99x oneDNN.
-//   3 x 3 tap loops unrolled (accumulate_at): the stride-2 3 x 3 layers 0.88-0.92x -> 1.03-1.04x (Zen 2);
-//   1 x 1 too, with no per-channel index arithmetic: 1 x 1 layers 0.6-0.8x -> 0.84-1.2x (Ice Lake, batch 1).
+// Measured: 176-182 GFLOP/s, 88-89% of the FMA peak, 1.04-1.08x oneDNN on mb32ic64ih56oc64oh56kh3ph1
+//   (2-core Zen 3 VM, AVX2; 58% before its weights stayed in registers, microkernel.hpp); 266 GFLOP/s,
+//   ~75% of a quiet peak, 1.1x oneDNN on a 2-core Ice Lake VM (AVX-512, 4 x 7). Plane tiles on 8 x 8
+//   layers 0.6-0.7x -> 0.84-0.99x oneDNN; 3 x 3 tap loops unrolled: stride-2 3 x 3 layers 0.88-0.92x ->
+//   1.03x (Zen 2); 1 x 1 with no per-channel index arithmetic: 0.6-0.8x -> 0.84-1.2x (Ice Lake, batch 1).
 // More (the experiments kept and dropped): docs/kernel-notes.md#cpu02_direct_xsimd
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>
