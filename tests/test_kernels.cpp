@@ -65,6 +65,7 @@ const SweepShape kSweep[] = {
      "g4mb1ic4ih6iw3oc4kh3ph1"},
     {"pointwise, 5 x 7 planes sharing column panels, channel blocks summed across images (cpu.06)",
      "mb3ic140ih5iw7oc20kh1"},
+    {"pointwise, 7 x 8 planes read as one row of 56 pixels, a channel tail (cpu.02)", "mb4ic20ih7iw8oc20kh1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

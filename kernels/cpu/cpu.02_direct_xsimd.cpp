@@ -125,6 +125,23 @@ std::int64_t plane_chunk_pixels(std::int64_t plane, int widest, std::int64_t k_g
 // would lose the unit-stride tiles' constant offsets (C = 3 at 32 x 32, batch 32: 1.15x -> 0.85x).
 std::int64_t input_block(const ConvProblem& p) { return p.stride_w > 1 ? std::min<std::int64_t>(p.c, kBlock) : kBlock; }
 
+// A 1 x 1, stride-1, unpadded convolution over H x W planes is the same sums over 1 x H*W planes
+// (NCHW planes are contiguous, and so are the copy's). Planes whose rows are too short for the row
+// tiles (7 x 7, 8 x 8) then run unit-stride row tiles, whose pixel offsets are constants, instead
+// of the whole-plane tiles and their offset table. Only where the items stay enough for the
+// threads: a plane's one row leaves the output-channel groups as an image's only items.
+ConvProblem one_row_if_pointwise(const ConvProblem& p, int threads, int tile_k_blocks) {
+  const EvenSplit groups((p.k + kBlock - 1) / kBlock, tile_k_blocks);
+  if (p.r != 1 || p.s != 1 || p.stride_h != 1 || p.stride_w != 1 || p.has_padding() || p.h == 1 ||
+      !rows_too_short(p.w, max_tile_width(groups.size(0))) ||
+      !(shares_whole_images(p.n, threads) || groups.parts >= 2 * threads))
+    return p;
+  ConvProblem row = p;
+  row.w = p.h * p.w;
+  row.h = 1;
+  return row;
+}
+
 // Layers of fewer FLOPs per image than this take the first choice unmeasured: the
 // measurement would cost more than any difference could repay.
 constexpr double kTileChoiceMinFlops = 2e7;
@@ -132,21 +149,21 @@ class DirectXsimdConv final : public PlannedConv {
  public:
   // tile_k_blocks: output-channel blocks per register tile (tile_choices).
   DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads, int tile_k_blocks)
-      : p_(p),
+      : p_(one_row_if_pointwise(p, threads, tile_k_blocks)),
         epilogue_(e),
         threads_(threads),
-        by_image_(shares_whole_images(p.n, threads)),
-        image_(padded_input_image(p, input_block(p))),
-        geometry_(tile_geometry(p, image_, p.c, p.c * p.r * p.s * kBlock)),
-        k_blocks_((p.k + kBlock - 1) / kBlock),
+        by_image_(shares_whole_images(p_.n, threads)),
+        image_(padded_input_image(p_, input_block(p_))),
+        geometry_(tile_geometry(p_, image_, p_.c, p_.c * p_.r * p_.s * kBlock)),
+        k_blocks_((p_.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, tile_k_blocks),
         widest_(max_tile_width(k_groups_.size(0))),
-        side_(side_index(p)),
-        prefetch_output_(prefetch_output_pays(p)),
-        plane_(rows_too_short(p.out_w(), widest_)),
-        chunks_(p.out_h() * p.out_w(), plane_chunk_pixels(p.out_h() * p.out_w(), widest_, k_groups_.parts, threads,
+        side_(side_index(p_)),
+        prefetch_output_(prefetch_output_pays(p_)),
+        plane_(rows_too_short(p_.out_w(), widest_)),
+        chunks_(p_.out_h() * p_.out_w(), plane_chunk_pixels(p_.out_h() * p_.out_w(), widest_, k_groups_.parts, threads,
                                                           by_image_)),
-        plane_offsets_(plane_ ? plane_offset_table(p, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
+        plane_offsets_(plane_ ? plane_offset_table(p_, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
