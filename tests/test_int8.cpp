@@ -16,6 +16,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/int8_simd.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "kernels/gpu/gpu_conv.hpp"
 
@@ -244,6 +245,48 @@ TEST_CASE("int8 kernels: every CPU one gives the oracle's bytes on labelled and 
   CHECK(compared["cpu.24_int8_direct_rows"] > 200);
 }
 
+TEST_CASE("int8 kernels: the seven-bit path is taken only where it is exact: one input byte over 127 anywhere sends a run to the exact path") {
+  // Weights of 127 and inputs of 127 (zero point 0): every u8 x s8 pair sums to 32258, within
+  // int16. One input byte of 255 makes its pairs 48514: vpmaddubsw would saturate them to 32767,
+  // 2.6 output quanta below the oracle on the dense layer, 21 on the depthwise one.
+  for (const char* descriptor : {"mb2ic8ih9oc16oh9kh3ph1", "g8mb2ic8ih9oc8oh9kh3ph1", "mb1ic16ih9oc16oh9kh1"}) {
+    const ConvProblem p = parse_problem(descriptor);
+    Int8ConvData d = make_int8_conv_data(p, 1);
+    std::ranges::fill(d.weight, std::int8_t{127});
+    std::ranges::fill(d.weight_scale, 1.0f / 127);
+    std::ranges::fill(d.bias, 0.0f);
+    d.input_q = {.scale = 1.0f / 64, .zero_point = 0};
+    const double largest = static_cast<double>(p.c_per_group() * p.r * p.s) * 127 * 127;
+    d.output_q = {.scale = static_cast<float>(largest / (64 * 127) / 200), .zero_point = 0};
+    for (const std::int64_t at : {std::int64_t{0}, p.input_elems() / 2 + 3, p.input_elems() - 1}) {
+      std::ranges::fill(d.input, std::uint8_t{127});
+      d.input[static_cast<std::size_t>(at)] = 255;
+      const std::vector<std::uint8_t> want = run_int8(oracle(), p, d.weights(), d.input);
+      for (const Int8KernelInfo& k : all_int8_kernels()) {
+        if (k.backend != Backend::cpu || k.baseline || !k.supports(p) || k.id == oracle().id) continue;
+        CAPTURE(k.id);
+        CAPTURE(descriptor);
+        CAPTURE(at);
+        CHECK(bytes_off(run_int8(k, p, d.weights(), d.input), want) == 0);
+      }
+    }
+  }
+}
+
+TEST_CASE("int8 seven-bit check: any byte over 127, or a zero point over 127, says no; only where the build has the path") {
+  for (const std::int64_t count : {std::int64_t{1}, std::int64_t{31}, std::int64_t{4097}, std::int64_t{(1 << 20) + 5}}) {
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(count), 127);
+    CAPTURE(count);
+    CHECK(cpu::int8::seven_bit_input(bytes.data(), count, 0) == cpu::int8::kSevenBitPath);
+    CHECK_FALSE(cpu::int8::seven_bit_input(bytes.data(), count, 128));
+    for (const std::int64_t at : {std::int64_t{0}, count / 2, count - 1}) {
+      bytes[static_cast<std::size_t>(at)] = 128;
+      CHECK_FALSE(cpu::int8::seven_bit_input(bytes.data(), count, 0));
+      bytes[static_cast<std::size_t>(at)] = 127;
+    }
+  }
+}
+
 TEST_CASE("int8 kernels: every CUDA one gives the oracle's bytes on the labelled shapes and 300 random problems, wherever it runs") {
   std::vector<test::Executor> where;
   for (const test::Executor& e : test::gpu_runtimes())
@@ -453,14 +496,29 @@ TEST_CASE("cli: --kernel cpu.auto with --precision int8 runs cpu.auto_int8, whic
   CHECK(doc["results"][0]["kernel"] == "cpu.auto_int8");
   const auto& layers = doc["results"][0]["per_layer"];
   REQUIRE(layers.size() == 13);
-  const std::string depthwise = layers[1]["kernel"], dense = layers[2]["kernel"];  // measured: any candidate may win
-  CHECK((depthwise == "cpu.22_int8_depthwise" || depthwise == "cpu.25_int8_depthwise_rows"));
-  CHECK((dense == "cpu.21_int8_direct_madd" || dense == "cpu.23_int8_direct_vnni" || dense == "cpu.24_int8_direct_rows"));
-  // --explain's lines: per layer the choice, its margin and every candidate's median.
+  // Measured, so any candidate may win; "A / B" where inputs under 128 take a faster path
+  // (int8_simd.hpp) and A won on those, B on the others.
+  const auto choices_of = [](const std::string& id) {
+    const std::size_t slash = id.find(" / ");
+    return slash == std::string::npos ? std::vector{id} : std::vector{id.substr(0, slash), id.substr(slash + 3)};
+  };
+  const std::set<std::string> depthwise_kernels{"cpu.22_int8_depthwise", "cpu.25_int8_depthwise_rows"},
+      dense_kernels{"cpu.21_int8_direct_madd", "cpu.23_int8_direct_vnni", "cpu.24_int8_direct_rows"};
+  const std::vector<std::string> depthwise = choices_of(layers[1]["kernel"]), dense = choices_of(layers[2]["kernel"]);
+  for (const std::string& id : depthwise) CHECK(depthwise_kernels.contains(id));
+  for (const std::string& id : dense) CHECK(dense_kernels.contains(id));
+  // --explain's lines: per layer the choice, its margin and every candidate's median; where the
+  // seven-bit path exists (and the layer's zero point is under 128), a measurement for each kind of input.
   const auto& choices = doc["results"][0]["kernel_choices"];
   REQUIRE(choices.size() >= 2);
   const std::string why = choices[1];
-  CHECK(why.starts_with("features.1.dw: chose " + depthwise + ", "));
+  if (cpu::int8::kSevenBitPath) {
+    CHECK(why.starts_with("features.1.dw: inputs under 128: chose " + depthwise.front() + ", "));
+    CHECK(why.find("; other inputs: chose " + depthwise.back() + ", ") != std::string::npos);
+  } else {
+    CHECK(depthwise.size() == 1);
+    CHECK(why.starts_with("features.1.dw: chose " + depthwise.front() + ", "));
+  }
   CHECK(why.find("interleaved rounds") != std::string::npos);
   CHECK(why.find("cpu.22_int8_depthwise ") != std::string::npos);
   CHECK(why.find("cpu.25_int8_depthwise_rows ") != std::string::npos);

@@ -9,14 +9,14 @@
 // One vpmaddwd then does two multiply-adds per output channel lane (int16 x int16 -> int32 pair
 // sums, exact: |x - zp| <= 255, |w| <= 128), so a register holds 2x the MACs of an FP32 FMA.
 // Why not u8 x s8 (vpmaddubsw): its int16 pair sums saturate (255 * 127 * 2 > 32767), changing
-// results; VNNI's vpdpbusd has no such limit and is the next lesson.
+// results, unless every u8 is under 128; VNNI's vpdpbusd has no such limit and is the next lesson.
 // Epilogue: the accumulators' lanes are output channels, so each block's multiplier and offset
 // are one vector: convert, FMA, clamp, round (half to even), add the zero point, clamp — the
 // oracle's arithmetic exactly (kernels/common/quantize.hpp), so outputs are the oracle's bytes.
-// Bound: the int16-pair rate `convlab peak` measures (vpmaddwd + vpaddd); on a Zen 3 that is one
-// vpmaddwd per cycle, about the FP32 FMA peak, and half the (saturating) vpmaddubsw int8 peak.
-// Measured: 193 GOP/s, 56% of the int8 peak, at the int16-pair rate (178), 0.73x onednn.conv_int8
-// on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2, 2026-12-01).
+// Bound: the int16-pair rate `convlab peak` measures (vpmaddwd + vpaddd): on a Zen 3 328 GOP/s,
+// 1.6x the FP32 FMA peak and 85% of the vpmaddubsw int8 peak (the same multiplies per product).
+// Measured: 266 GOP/s, 69% of the int8 peak, 0.85x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1
+// (2-core Zen 3 VM, AVX2, 2026-12-04).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.21_int8_direct_madd,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <vector>

@@ -12,8 +12,8 @@
 // and zp * sum w (over C x R x S, per output channel) is the compensation plan precomputes; the
 // epilogue subtracts it, one vpsubd per accumulator, before the requantisation. Padding holds zp,
 // the real 0, so its taps cancel in the same subtraction.
-// Without VNNI the build's dot4_add computes the same sums from two vpmaddwd (int8_simd.hpp): the
-// same bytes everywhere, the speed only where the build has VNNI (-march=native on a VNNI CPU).
+// Without VNNI the same sums take two vpmaddwd on the widened bytes, or, in a run whose input bytes
+// are all under 128, vpmaddubsw + vpmaddwd (int8_simd.hpp's seven-bit path): the same bytes everywhere.
 // Epilogue and tile as cpu.21 (output-channel blocks x pixels in raster order across row ends),
 // but the tile's shape follows K: 4 x 6, 3 x 8, 2 x 12 or 1 x 16 (AVX2: 2 x 6, 1 x 12).
 // Measured: 1.05-1.15x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1, 57-67% of the int8 peak
@@ -88,21 +88,30 @@ class Int8VnniConv final : public PlannedInt8Conv {
   void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
     auto* packed = static_cast<std::int32_t*>(workspace);
     pack_input(input, packed);
+    if (seven_bit_input(input, p_.input_elems(), input_zero_point_)) {
+      run_tiles<true>(packed, output);
+    } else {
+      run_tiles<false>(packed, output);
+    }
+  }
+
+ private:
+  template <bool kSevenBit>
+  void run_tiles(const std::int32_t* packed, std::uint8_t* output) const {
 #pragma omp parallel for collapse(3) schedule(static)
     for (std::int64_t n = 0; n < p_.n; ++n)
       for (std::int64_t g = 0; g < groups_; ++g)
         for (std::int64_t t = 0; t < tiles_; ++t) {
           const std::int32_t* image = packed + n * hp_ * wp_ * quads_;
           switch (k_blocks_) {
-            case 1: tile<1>(image, output, n, g, t); break;
-            case 2: tile<2>(image, output, n, g, t); break;
-            case 3: tile<3>(image, output, n, g, t); break;
-            default: tile<kMaxKBlocks>(image, output, n, g, t);
+            case 1: tile<1, kSevenBit>(image, output, n, g, t); break;
+            case 2: tile<2, kSevenBit>(image, output, n, g, t); break;
+            case 3: tile<3, kSevenBit>(image, output, n, g, t); break;
+            default: tile<kMaxKBlocks, kSevenBit>(image, output, n, g, t);
           }
         }
   }
 
- private:
   // quint8 NCHW -> HWC channel quads, padded with the zero point (padding and channels past C;
   // the latter meet zero weights). A pass over every input byte: 16 x 16 byte blocks are
   // transposed (int8_simd.hpp), the rest a word per quad. A row's last pixels (all of them in a
@@ -159,7 +168,7 @@ class Int8VnniConv final : public PlannedInt8Conv {
       }
   }
 
-  template <int kKBlocks, int kTile = tile_pixels(kKBlocks)>
+  template <int kKBlocks, bool kSevenBit, int kTile = tile_pixels(kKBlocks)>
   void tile(const std::int32_t* image, std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t t) const {
     const std::int8_t* wg = weight_.data() + g * p_.r * p_.s * quads_ * kKBlocks * kBlockBytes;
     const std::int64_t p0 = t * kTile;
@@ -183,7 +192,7 @@ class Int8VnniConv final : public PlannedInt8Conv {
           for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockBytes);
           for (int px = 0; px < kTile; ++px) {
             const IVec a = splat(in[px][c4]);
-            for (int j = 0; j < kKBlocks; ++j) acc[j][px] = dot4_add(acc[j][px], a, b[j]);
+            for (int j = 0; j < kKBlocks; ++j) acc[j][px] = dot4<kSevenBit>(acc[j][px], a, b[j]);
           }
         }
       }

@@ -66,7 +66,7 @@ struct Geometry {
 };
 
 // kV vectors x kChannels channels from k0 (channels of them real), requantised and stored.
-template <int kV>
+template <bool kSevenBit, int kV>
 void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, const PixelVector* vectors,
           std::int64_t k0, std::int64_t channels, std::uint8_t* out) {
   IVec acc[kChannels][kV];
@@ -82,7 +82,7 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
     }
     for (int k = 0; k < kChannels; ++k) {
       const IVec wk = splat(w[k]);
-      for (int v = 0; v < kV; ++v) acc[k][v] = dot4_add(acc[k][v], x[v], wk);
+      for (int v = 0; v < kV; ++v) acc[k][v] = dot4<kSevenBit>(acc[k][v], x[v], wk);
     }
     w += kChannels;
   }
@@ -102,9 +102,10 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
   }
 }
 
-// kTiles[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).
+// kTiles<kSevenBit>[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).
+template <bool kSevenBit>
 constexpr auto kTiles = []<std::size_t... kV>(std::index_sequence<kV...>) {
-  return std::array{&tile<static_cast<int>(kV) + 1>...};
+  return std::array{&tile<kSevenBit, static_cast<int>(kV) + 1>...};
 }(std::make_index_sequence<kVectors>());
 
 class Int8RowsConv final : public PlannedInt8Conv {
@@ -164,6 +165,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
     const std::int64_t items = p_.n * bands_ * chunks_, groups = k_padded_ / kChannels;
     auto* base = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(workspace) + 63) / 64 * 64);
     const std::uint8_t* input_end = input + p_.input_elems();
+    const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
 #pragma omp parallel num_threads(threads_)
     {
       std::uint8_t* rows = base + omp_get_thread_num() * thread_bytes();
@@ -180,7 +182,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
         if (image_band != packed) pack_band(input + n * p_.c * p_.h * p_.w, input_end, y0, y1, rows, band);
         packed = image_band;
         run_band(band, y0, y1, chunk * groups / chunks_ * kChannels, (chunk + 1) * groups / chunks_ * kChannels,
-                 output + n * p_.k * oh_ * ow_);
+                 output + n * p_.k * oh_ * ow_, seven_bit);
       }
     }
   }
@@ -297,7 +299,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
   // Output rows [y0, y1) and channels [k_begin, k_end) of one image: the band's pixel vectors in
   // tiles of kVectors, for every kChannels.
   void run_band(const std::int32_t* band, std::int64_t y0, std::int64_t y1, std::int64_t k_begin,
-                std::int64_t k_end, std::uint8_t* out) const {
+                std::int64_t k_end, std::uint8_t* out, bool seven_bit) const {
     const std::int64_t rows = y1 - y0, per_row = ceil_div(ow_, kLanes);
     const bool flat = packed_stride_ == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
     const std::int64_t vectors = flat ? ceil_div(rows * row_words_, kLanes) : rows * per_row;
@@ -307,7 +309,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
       PixelVector v[kVectors];
       for (int i = 0; i < count; ++i) flat ? flat_vector(first + i, rows, y0, v[i]) : row_vector(first + i, per_row, y0, v[i]);
       for (std::int64_t k0 = k_begin; k0 < std::min(k_end, p_.k); k0 += kChannels)
-        kTiles[count - 1](band, weights_.data() + k0 * steps, g_, v, k0, p_.k - k0, out);
+        (seven_bit ? kTiles<true> : kTiles<false>)[count - 1](band, weights_.data() + k0 * steps, g_, v, k0, p_.k - k0, out);
     }
   }
 

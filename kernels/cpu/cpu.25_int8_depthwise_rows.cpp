@@ -11,13 +11,15 @@
 // output plane: vector i of the outputs reads words [kLanes i, kLanes (i + 1)) of each step, and is
 // one store into the NCHW plane.
 // Why faster: per vector of 16 outputs, 3 vpdpbusd, a fraction of a packing gather and one
-// requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16.
+// requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16. Without VNNI,
+// int8_simd.hpp's forms of vpdpbusd (two vpmaddwd, or the seven-bit path on inputs under 128).
 // Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers (2-core Ice Lake VM,
 //   VNNI, interleaved): 0.9-2.4x at batch 1; at batch 32 1.3x on 32 x 32 maps, 0.45-1.05x on the
 //   small ones, where packing each 8 x 8 plane costs more than its 12 vpdpbusd (cpu.22: 0.25-0.6x).
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -84,6 +86,7 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
     const std::int64_t planes = p_.n * p_.c, steps = static_cast<std::int64_t>(steps_.size());
     const std::int64_t vectors = ceil_div(oh_ * ow_, kLanes), tail = oh_ * ow_ - (vectors - 1) * kLanes;
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
 #pragma omp parallel num_threads(threads_)
     {
       std::uint8_t* rows = base + omp_get_thread_num() * thread_bytes();
@@ -99,17 +102,24 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         const IVec comp = splat(compensation_[static_cast<std::size_t>(k)]);
         const float m = requantize_.multiplier[static_cast<std::size_t>(k)], o = requantize_.offset[static_cast<std::size_t>(k)];
         std::uint8_t* out = output + plane * oh_ * ow_;
-        for (std::int64_t i = 0; i < vectors; ++i) {
-          const std::int32_t* in = packed + i * kLanes;
-          IVec acc = zero();
-          if (steps == 3) {  // 3 x 3 (a row of taps per step, or three quads of the window): a loop
-            // of constant trip count, unrolled; the run-time loop ran 0.70-0.86x as fast (batch 32)
-            for (int t = 0; t < 3; ++t) acc = dot4_add(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
-          } else {
-            for (std::int64_t t = 0; t < steps; ++t) acc = dot4_add(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
+        const auto run_vectors = [&]<bool kSevenBit>(std::bool_constant<kSevenBit>) {
+          for (std::int64_t i = 0; i < vectors; ++i) {
+            const std::int32_t* in = packed + i * kLanes;
+            IVec acc = zero();
+            if (steps == 3) {  // 3 x 3 (a row of taps per step, or three quads of the window): a loop
+              // of constant trip count, unrolled; the run-time loop ran 0.70-0.86x as fast (batch 32)
+              for (int t = 0; t < 3; ++t) acc = dot4<kSevenBit>(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
+            } else {
+              for (std::int64_t t = 0; t < steps; ++t) acc = dot4<kSevenBit>(acc, load(in + steps_[static_cast<std::size_t>(t)]), splat(w[t]));
+            }
+            const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
+            store_bytes(q, 0, i + 1 < vectors ? kLanes : static_cast<int>(tail), out + i * kLanes);
           }
-          const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
-          store_bytes(q, 0, i + 1 < vectors ? kLanes : static_cast<int>(tail), out + i * kLanes);
+        };
+        if (seven_bit) {
+          run_vectors(std::true_type{});
+        } else {
+          run_vectors(std::false_type{});
         }
       }
     }

@@ -8,6 +8,10 @@
 // lanes, no transposes) wins the first, pointwise and wide 3 x 3 layers and cpu.23 the strided and
 // 8 x 8 ones (Ice Lake, 2026-12-03); without VNNI cpu.23's two-vpmaddwd form and cpu.21's int16
 // pairs trade places. Depthwise layers have cpu.22 and cpu.25.
+// Without VNNI the kernels on u8 x s8 quads take a faster path when every input byte is under 128
+// (int8_simd.hpp's seven-bit path), so the fastest kernel depends on the data, which plan does not
+// see: it measures twice, on full-range bytes and on bytes under 128, and keeps both choices where
+// they differ, run() checking each input as the kernels do (--explain shows both measurements).
 // Unlike FP32's, the choice never changes the outputs: every candidate gives the oracle's bytes.
 // Not remembered across runs (int8 plans are few and quick to time). --explain prints each layer's
 // choice, its margin and every candidate's median.
@@ -20,6 +24,7 @@
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
+#include "kernels/cpu/int8_simd.hpp"
 #include "kernels/cpu/plan_timing.hpp"
 
 namespace convlab::cpu {
@@ -32,15 +37,24 @@ bool is_candidate(const Int8KernelInfo& k, const ConvProblem& p) {
   return k.backend == Backend::cpu && !k.baseline && k.id != kAutoId && !is_oracle(k.id) && k.supports(p);
 }
 
+// The chosen plans: one, or (where the seven-bit path exists) one for inputs whose bytes are all
+// under 128 and one for the others, run() telling them apart as the kernels themselves do.
 class AutoInt8Conv final : public PlannedInt8Conv {
  public:
   AutoInt8Conv(std::unique_ptr<PlannedInt8Conv> chosen, std::string_view id, std::string explanation)
       : chosen_(std::move(chosen)), id_(id), explanation_(std::move(explanation)) {}
-  std::size_t workspace_bytes() const override { return chosen_->workspace_bytes(); }
-  std::size_t weight_bytes() const override { return chosen_->weight_bytes(); }
-  void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
-    chosen_->run(input, output, workspace);
+  AutoInt8Conv(std::unique_ptr<PlannedInt8Conv> seven_bit, std::unique_ptr<PlannedInt8Conv> full_range, std::string id,
+               std::string explanation, std::int64_t input_elems, std::uint8_t zero_point)
+      : chosen_(std::move(full_range)), seven_bit_(std::move(seven_bit)), id_(std::move(id)),
+        explanation_(std::move(explanation)), input_elems_(input_elems), zero_point_(zero_point) {}
+  std::size_t workspace_bytes() const override {
+    return std::max(chosen_->workspace_bytes(), seven_bit_ ? seven_bit_->workspace_bytes() : 0);
   }
+  std::size_t weight_bytes() const override { return chosen_->weight_bytes() + (seven_bit_ ? seven_bit_->weight_bytes() : 0); }
+  void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
+    plan_for(input).run(input, output, workspace);
+  }
+  // The layout changes of the full-range choice: a user timing them alone sees that kernel's.
   bool changes_layout() const override { return chosen_->changes_layout(); }
   void run_layout_changes_only(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
     chosen_->run_layout_changes_only(input, output, workspace);
@@ -49,8 +63,14 @@ class AutoInt8Conv final : public PlannedInt8Conv {
   std::string explain() const override { return explanation_; }
 
  private:
-  std::unique_ptr<PlannedInt8Conv> chosen_;
+  const PlannedInt8Conv& plan_for(const std::uint8_t* input) const {
+    return seven_bit_ && int8::seven_bit_input(input, input_elems_, zero_point_) ? *seven_bit_ : *chosen_;
+  }
+
+  std::unique_ptr<PlannedInt8Conv> chosen_, seven_bit_;  // seven_bit_: null when one plan serves all inputs
   std::string id_, explanation_;
+  std::int64_t input_elems_ = 0;
+  std::uint8_t zero_point_ = 0;
 };
 
 // "chose A, 12.0% ahead of B (medians of ...): A 0.100 ms; B 0.112 ms; C 0.300 ms, dropped after 3
@@ -87,20 +107,33 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
   for (const Int8KernelInfo& k : all_int8_kernels())
     if (is_candidate(k, p)) infos.push_back(&k), plans.push_back(k.plan(p, w, e));
   if (plans.empty()) throw InputError(fmt::format("cpu.auto_int8: {}: {}", to_string(p), auto_int8_unsupported(p)));
-  std::size_t best = 0;
-  std::string explanation = fmt::format("chose {} (the only candidate)", infos[0]->id);
-  if (plans.size() > 1) {
-    std::vector<const PlannedInt8Conv*> views;
-    for (const auto& plan : plans) views.push_back(plan.get());
-    const TimingBuffers<PlannedInt8Conv> buffers(p, views);
+  if (plans.size() == 1) return std::make_unique<AutoInt8Conv>(std::move(plans[0]), infos[0]->id, fmt::format("chose {} (the only candidate)", infos[0]->id));
+  std::vector<const PlannedInt8Conv*> views;
+  for (const auto& plan : plans) views.push_back(plan.get());
+  TimingBuffers<PlannedInt8Conv> buffers(p, views);
+  const auto choose = [&](std::string& explanation) {
     const auto time_ms = [&](std::size_t i) { return buffers.time_ms(*plans[i]); };
     for (std::size_t i = 0; i < plans.size(); ++i) time_ms(i);  // untimed: caches, pages, the thread pool
     const InterleavedTiming t = time_interleaved(plans.size(), time_ms);
+    std::size_t best = 0;
     for (std::size_t i = 1; i < plans.size(); ++i)
       if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
     explanation = explain_choice(infos, t);
-  }
-  return std::make_unique<AutoInt8Conv>(std::move(plans[best]), infos[best]->id, std::move(explanation));
+    return best;
+  };
+  std::string full_why;
+  const std::size_t full = choose(full_why);
+  // Where the kernels run a faster path on inputs under 128 (int8_simd.hpp), the fastest kernel
+  // can differ between such inputs and the others: a second measurement on them, and a plan each.
+  const auto zero_point = static_cast<std::uint8_t>(w.input.zero_point);
+  if (!int8::kSevenBitPath || zero_point >= 128) return std::make_unique<AutoInt8Conv>(std::move(plans[full]), infos[full]->id, std::move(full_why));
+  buffers.set_input_levels(128);
+  std::string seven_why;
+  const std::size_t seven = choose(seven_why);
+  const std::string why = fmt::format("inputs under 128: {}; other inputs: {}", seven_why, full_why);
+  if (seven == full) return std::make_unique<AutoInt8Conv>(std::move(plans[full]), infos[full]->id, why);
+  const std::string id = fmt::format("{} / {}", infos[seven]->id, infos[full]->id);
+  return std::make_unique<AutoInt8Conv>(std::move(plans[seven]), std::move(plans[full]), id, why, p.input_elems(), zero_point);
 }
 
 }  // namespace convlab::cpu

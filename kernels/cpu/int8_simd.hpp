@@ -8,6 +8,7 @@
 // AVX-512BW, AVX2, and a portable form (NEON, SSE2) on arrays with the scalar arithmetic.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -53,6 +54,10 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {
   const IVec a_even = _mm512_and_si512(a_u8, _mm512_set1_epi16(0x00ff)), a_odd = _mm512_srli_epi16(a_u8, 8);
   const IVec b_even = _mm512_srai_epi16(_mm512_slli_epi16(b_s8, 8), 8), b_odd = _mm512_srai_epi16(b_s8, 8);
   return _mm512_add_epi32(acc, _mm512_add_epi32(_mm512_madd_epi16(a_even, b_even), _mm512_madd_epi16(a_odd, b_odd)));
+}
+#define CONVLAB_INT8_SEVEN_BIT_PATH 1
+inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {  // see kSevenBitPath below
+  return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(a_u8, b_s8), _mm512_set1_epi16(1)));
 }
 #endif
 // The requantisation of kLanes accumulators, each lane's multiplier and offset in m and o:
@@ -124,6 +129,10 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {  // as the AVX-512BW form
   const IVec a_even = _mm256_and_si256(a_u8, _mm256_set1_epi16(0x00ff)), a_odd = _mm256_srli_epi16(a_u8, 8);
   const IVec b_even = _mm256_srai_epi16(_mm256_slli_epi16(b_s8, 8), 8), b_odd = _mm256_srai_epi16(b_s8, 8);
   return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a_even, b_even), _mm256_madd_epi16(a_odd, b_odd)));
+}
+#define CONVLAB_INT8_SEVEN_BIT_PATH 1
+inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {  // see kSevenBitPath below
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a_u8, b_s8), _mm256_set1_epi16(1)));
 }
 #endif
 inline IVec requantize_vec(IVec acc, __m256 m, __m256 o, IVec zp, IVec lo, IVec hi) {
@@ -235,6 +244,56 @@ inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, st
 }
 inline void store(void* p, IVec v) { std::memcpy(p, v.v, sizeof v.v); }
 #endif
+
+// The seven-bit path. Without VNNI, dot4_add's exact sums take nine instructions (the bytes
+// widened to int16 in place, two vpmaddwd); vpmaddubsw + vpmaddwd by ones + vpaddd, the sequence
+// oneDNN and PyTorch's engines use there, takes three but adds u8 x s8 products in saturating
+// int16 pairs: wrong by up to 2 x 255 x 128 - 32767 once a pair passes 32767. With every u8 under
+// 128 no pair can (|2 x 127 x -128| = 32512), and the three give the same exact sums. The u8
+// operands are the input bytes and the zero point (padding, channels past C), so a kernel checks
+// them per run (seven_bit_input: one read of the input, stopping at the first byte over 127) and
+// takes the path that is exact for them: a fast path, never a different result. Data quantised to
+// 7 bits (PyTorch's reduce_range, `conv --precision int8`'s inputs) takes it; full-range
+// activations do not. With VNNI (vpdpbusd is exact on all bytes) and in the portable form there is
+// no such path: dot4_add_7bit is dot4_add, and seven_bit_input says no without reading.
+#if defined(CONVLAB_INT8_SEVEN_BIT_PATH)
+constexpr bool kSevenBitPath = true;
+#undef CONVLAB_INT8_SEVEN_BIT_PATH
+#else
+constexpr bool kSevenBitPath = false;
+inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) { return dot4_add(acc, a_u8, b_s8); }
+#endif
+template <bool kSevenBit>
+inline IVec dot4(IVec acc, IVec a_u8, IVec b_s8) {
+  if constexpr (kSevenBit) {
+    return dot4_add_7bit(acc, a_u8, b_s8);
+  } else {
+    return dot4_add(acc, a_u8, b_s8);
+  }
+}
+// Whether a run may take dot4_add_7bit: this build has the path, the zero point and every one of
+// the `count` input bytes are under 128. Large inputs are read by all threads, after a first
+// chunk alone (full-range data stops there).
+inline bool seven_bit_input(const std::uint8_t* input, std::int64_t count, std::uint8_t zero_point) {
+  if (!kSevenBitPath || zero_point >= 128) return false;
+  constexpr std::int64_t kChunk = 4096, kParallelFrom = 1 << 20;
+  const auto high_bit = [&](std::int64_t chunk) {
+    std::uint8_t bits = 0;
+    for (std::int64_t i = chunk * kChunk, end = std::min(count, i + kChunk); i < end; ++i) bits |= input[i];  // vpor
+    return bits >= 128;
+  };
+  const std::int64_t chunks = (count + kChunk - 1) / kChunk;
+  if (chunks == 0) return true;
+  if (high_bit(0)) return false;
+  bool high = false;
+  if (count >= kParallelFrom) {
+#pragma omp parallel for schedule(static) reduction(|| : high)
+    for (std::int64_t c = 1; c < chunks; ++c) high = high || high_bit(c);
+  } else {
+    for (std::int64_t c = 1; c < chunks && !high; ++c) high = high_bit(c);
+  }
+  return !high;
+}
 
 // PyTorch's quantize_per_tensor over `count` floats: quantize_u8 (kernels/common/quantize.hpp)
 // on whole vectors, the same bytes: x / scale (a division, as PyTorch's), rounded half to even,

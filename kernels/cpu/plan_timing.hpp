@@ -16,7 +16,8 @@
 
 namespace convlab::cpu {
 
-// An input (a fixed pattern: timing does not depend on the values), an output and a workspace
+// An input (a fixed pattern: timing does not depend on the values, but for int8 kernels on whether
+// the bytes are under 128: set_input_levels), an output and a workspace
 // large enough for every kernel in `plans`, all planned for problem p. FP32 kernels read floats,
 // int8 kernels (PlannedInt8Conv) bytes.
 template <class Plan>
@@ -25,13 +26,21 @@ struct TimingBuffers {
   std::unique_ptr<float[], detail::AlignedFree> input_storage, output_storage, workspace;  // aligned
 
   TimingBuffers(const ConvProblem& p, const std::vector<const Plan*>& plans)
-      : input_storage(aligned_floats(floats_for(p.input_elems()))), output_storage(aligned_floats(floats_for(p.output_elems()))) {
-    for (std::int64_t i = 0; i < p.input_elems(); ++i)
-      input()[i] = std::is_same_v<Value, float> ? static_cast<Value>(static_cast<float>(i % 7) * 0.25f - 0.75f)
-                                                : static_cast<Value>(i * 37 % 251);
+      : input_storage(aligned_floats(floats_for(p.input_elems()))), output_storage(aligned_floats(floats_for(p.output_elems()))),
+        elems_(p.input_elems()) {
+    if constexpr (std::is_same_v<Value, float>) {
+      for (std::int64_t i = 0; i < p.input_elems(); ++i) input()[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+    } else {
+      set_input_levels(256);
+    }
     std::size_t bytes = 0;
     for (const Plan* plan : plans) bytes = std::max(bytes, plan->workspace_bytes());
     workspace = aligned_floats((bytes + sizeof(float) - 1) / sizeof(float));
+  }
+
+  // int8: input bytes over [0, levels), levels <= 256 (128: a seven-bit input, int8_simd.hpp).
+  void set_input_levels(int levels) {
+    for (std::int64_t i = 0; i < elems_; ++i) input()[i] = static_cast<Value>(i * 37 % levels);
   }
 
   Value* input() const { return reinterpret_cast<Value*>(input_storage.get()); }
@@ -45,6 +54,7 @@ struct TimingBuffers {
   }
 
  private:
+  std::int64_t elems_;
   static std::size_t floats_for(std::int64_t values) {
     return (static_cast<std::size_t>(values) * sizeof(Value) + sizeof(float) - 1) / sizeof(float);
   }
