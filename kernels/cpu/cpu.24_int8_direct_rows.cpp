@@ -40,6 +40,9 @@ using namespace int8;
 
 constexpr int kChannels = 4;                    // output channels per tile
 constexpr int kVectors = kLanes == 16 ? 6 : 3;  // pixel vectors per tile: 24 accumulators of 32 registers, 12 of 16
+// The seven-bit path's tile (int8_simd.hpp) needs two more registers, for a product and the ones of
+// vpmaddwd: 12 accumulators, 3 pixel vectors and a weight already fill 16 (AVX2), 24 + 6 + 1 of 32.
+constexpr int kSevenBitVectors = kLanes == 16 ? 5 : 2;
 constexpr int kMaxSegments = 3;                 // row pieces of one flat vector (rows of at least 8 words)
 // A band's packed input is kept about this size, so that it stays in the L2 cache while every
 // output channel reads it.
@@ -304,8 +307,9 @@ class Int8RowsConv final : public PlannedInt8Conv {
     const bool flat = packed_stride_ == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
     const std::int64_t vectors = flat ? ceil_div(rows * row_words_, kLanes) : rows * per_row;
     const std::int64_t steps = static_cast<std::int64_t>(g_.taps.size());
-    for (std::int64_t first = 0; first < vectors; first += kVectors) {
-      const int count = static_cast<int>(std::min<std::int64_t>(kVectors, vectors - first));
+    const int per_tile = seven_bit ? kSevenBitVectors : kVectors;
+    for (std::int64_t first = 0; first < vectors; first += per_tile) {
+      const int count = static_cast<int>(std::min<std::int64_t>(per_tile, vectors - first));
       PixelVector v[kVectors];
       for (int i = 0; i < count; ++i) flat ? flat_vector(first + i, rows, y0, v[i]) : row_vector(first + i, per_row, y0, v[i]);
       for (std::int64_t k0 = k_begin; k0 < std::min(k_end, p_.k); k0 += kChannels)

@@ -28,6 +28,21 @@ inline std::int32_t quad_word(const std::uint8_t* const (&src)[4], std::int64_t 
                                    std::uint32_t{src[2][at]} << 16 | std::uint32_t{src[3][at]} << 24);
 }
 
+#if defined(__AVX2__) && defined(__GNUC__) && !defined(__clang__)
+// The seven-bit path's three instructions as one block (see kSevenBitPath), the same text for
+// 256- and 512-bit registers: with the intrinsics GCC 12 issued a whole tile's vpmaddubsw before
+// its vpmaddwd, each product in its own register, and spilled accumulators to the stack (cpu.24,
+// 8 accumulators of 16 registers). The weights may stay in memory ("vm"), as GCC folds them.
+template <class V>
+inline V dot4_add_7bit_asm(V acc, V a_u8, V b_s8, V ones) {
+  V t;
+  asm("vpmaddubsw %[b], %[a], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[acc], %[acc]"
+      : [acc] "+v"(acc), [t] "=&v"(t)
+      : [a] "v"(a_u8), [b] "vm"(b_s8), [ones] "v"(ones));
+  return acc;
+}
+#endif
+
 // The integer vector of this build: kLanes int32 lanes (accumulators).
 #if defined(__AVX512BW__)
 constexpr int kLanes = 16;
@@ -57,7 +72,11 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {
 }
 #define CONVLAB_INT8_SEVEN_BIT_PATH 1
 inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {  // see kSevenBitPath below
+#if defined(__GNUC__) && !defined(__clang__)
+  return dot4_add_7bit_asm(acc, a_u8, b_s8, _mm512_set1_epi16(1));
+#else
   return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(a_u8, b_s8), _mm512_set1_epi16(1)));
+#endif
 }
 #endif
 // The requantisation of kLanes accumulators, each lane's multiplier and offset in m and o:
@@ -132,7 +151,11 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {  // as the AVX-512BW form
 }
 #define CONVLAB_INT8_SEVEN_BIT_PATH 1
 inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {  // see kSevenBitPath below
+#if defined(__GNUC__) && !defined(__clang__)
+  return dot4_add_7bit_asm(acc, a_u8, b_s8, _mm256_set1_epi16(1));
+#else
   return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a_u8, b_s8), _mm256_set1_epi16(1)));
+#endif
 }
 #endif
 inline IVec requantize_vec(IVec acc, __m256 m, __m256 o, IVec zp, IVec lo, IVec hi) {
@@ -157,10 +180,17 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
 inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
   return requantize_vec(acc, _mm256_set1_ps(m), _mm256_set1_ps(o), zp, lo, hi);
 }
+// Packed to bytes in lane order (the values are in [0, 255]): a whole vector is one 8-byte store.
 inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
-  alignas(32) std::int32_t lanes[kLanes];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), q);
-  for (int l = 0; l < count; ++l) out[l] = static_cast<std::uint8_t>(lanes[from + l]);
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  const __m128i bytes = _mm_packus_epi16(words, words);
+  if (from == 0 && count == kLanes) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+    return;
+  }
+  alignas(16) std::uint8_t lanes[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), bytes);
+  for (int l = 0; l < count; ++l) out[l] = lanes[from + l];
 }
 inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
   IVec word = zero();
