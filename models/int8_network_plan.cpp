@@ -39,14 +39,15 @@ struct ActivationObserver {
   Observer kind;
   MinMaxObserver minmax;
   HistogramObserver histogram;
+  std::int32_t quant_max = kQuantMax;
   void observe(std::span<const float> v) { kind == Observer::histogram ? histogram.observe(v) : minmax.observe(v); }
-  QuantParams params() const { return kind == Observer::histogram ? histogram.params() : minmax.params(); }
+  QuantParams params() const { return kind == Observer::histogram ? histogram.params(quant_max) : minmax.params(quant_max); }
 };
 
 }  // namespace
 
 QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source,
-                                   Observer observer)
+                                   Observer observer, std::int32_t quant_max)
     : net_(net), source_(std::move(source)) {
   const auto& layers = net.layers();
   for (std::size_t i = 0; i < layers.size(); ++i)
@@ -56,7 +57,7 @@ QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> ca
   if (calibration.empty() || calibration.size() % static_cast<std::size_t>(item) != 0)
     throw InputError(fmt::format("calibration: {} values are not whole inputs of {} values", calibration.size(), item));
   // One observer for the input, one per layer output (a pool's goes unused: it keeps its input's).
-  std::vector<ActivationObserver> observers(layers.size() + 1, ActivationObserver{observer});
+  std::vector<ActivationObserver> observers(layers.size() + 1, ActivationObserver{.kind = observer, .quant_max = quant_max});
   const std::int64_t inputs = static_cast<std::int64_t>(calibration.size()) / item;
   std::optional<NetworkPlan> plan;
   for (std::int64_t first = 0; first < inputs; first += kCalibrationBatch) {

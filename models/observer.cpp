@@ -6,12 +6,12 @@
 
 namespace convlab {
 
-QuantParams observed_quant_params(float min, float max) {
+QuantParams observed_quant_params(float min, float max, std::int32_t quant_max) {
   min = std::min(min, 0.0f);
   max = std::max(max, 0.0f);
-  const float scale = std::max((max - min) / 255.0f, FLT_EPSILON);
+  const float scale = std::max((max - min) / static_cast<float>(quant_max), FLT_EPSILON);
   const auto zero_point = static_cast<std::int32_t>(std::nearbyint(-min / scale));
-  return {.scale = scale, .zero_point = std::clamp(zero_point, 0, 255)};
+  return {.scale = scale, .zero_point = std::clamp(zero_point, 0, quant_max)};
 }
 
 std::string_view to_string(Observer o) { return o == Observer::histogram ? "histogram" : "minmax"; }
@@ -23,7 +23,7 @@ void MinMaxObserver::observe(std::span<const float> values) {
   }
 }
 
-QuantParams MinMaxObserver::params() const { return observed_quant_params(min_, max_); }
+QuantParams MinMaxObserver::params(std::int32_t quant_max) const { return observed_quant_params(min_, max_, quant_max); }
 
 namespace {
 
@@ -134,9 +134,9 @@ std::pair<float, float> HistogramObserver::searched_range() const {
   return {min_ + bin_width * static_cast<float>(start_bin), min_ + bin_width * static_cast<float>(end_bin + 1)};
 }
 
-QuantParams HistogramObserver::params() const {
+QuantParams HistogramObserver::params(std::int32_t quant_max) const {
   const auto [lo, hi] = searched_range();
-  return std::isfinite(lo) ? observed_quant_params(lo, hi) : QuantParams{};
+  return std::isfinite(lo) ? observed_quant_params(lo, hi, quant_max) : QuantParams{};
 }
 
 }  // namespace convlab

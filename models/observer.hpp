@@ -23,9 +23,12 @@
 namespace convlab {
 
 // The quint8 parameters of a range observed by calibration, as PyTorch's MinMaxObserver makes
-// them: the range widened to include 0, scale = (max - min) / 255 (at least FLT_EPSILON), zero
-// point = -nearbyint(min / scale).
-QuantParams observed_quant_params(float min, float max);
+// them: the range widened to include 0, scale = (max - min) / quant_max (at least FLT_EPSILON),
+// zero point = -nearbyint(min / scale) in [0, quant_max]. quant_max is 255, or 127 for PyTorch's
+// reduce_range: activations over 7 bits, so that u8 x s8 pairs cannot saturate vpmaddubsw
+// (kernels/cpu/int8_simd.hpp), at half the levels.
+inline constexpr std::int32_t kQuantMax = 255, kReducedQuantMax = 127;
+QuantParams observed_quant_params(float min, float max, std::int32_t quant_max = kQuantMax);
 
 enum class Observer { minmax, histogram };
 std::string_view to_string(Observer o);
@@ -33,7 +36,7 @@ std::string_view to_string(Observer o);
 class MinMaxObserver {
  public:
   void observe(std::span<const float> values);
-  QuantParams params() const;  // observed_quant_params over everything seen
+  QuantParams params(std::int32_t quant_max = kQuantMax) const;  // observed_quant_params over everything seen
 
  private:
   float min_ = 0, max_ = 0;  // the range starts at 0: it is widened to include 0 anyway
@@ -43,7 +46,9 @@ class HistogramObserver {
  public:
   static constexpr int kBins = 2048, kUpsample = 128, kQuantLevels = 256;
   void observe(std::span<const float> values);
-  QuantParams params() const;
+  // The searched range's parameters. The search itself keeps 256 levels with reduce_range too, as
+  // PyTorch's (its dst_nbins comes from the dtype).
+  QuantParams params(std::int32_t quant_max = kQuantMax) const;
   // The range the search keeps, before it becomes scale and zero point (for tests).
   std::pair<float, float> searched_range() const;
 

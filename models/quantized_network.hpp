@@ -44,10 +44,11 @@ class QuantizedNetwork {
  public:
   // Calibrates on `calibration` (FP32 inputs, whole batch items of net's input shape), fed 16 at a
   // time as PyTorch's calibration loop feeds them, each activation's range from `observer`
-  // (models/observer.hpp), and quantises every weight. Throws InputError when the network holds a
-  // layer int8 cannot run (a softmax anywhere but last).
+  // (models/observer.hpp) over [0, quant_max] (kReducedQuantMax: PyTorch's reduce_range), and
+  // quantises every weight. Throws InputError when the network holds a layer int8 cannot run (a
+  // softmax anywhere but last).
   QuantizedNetwork(const Network& net, std::span<const float> calibration, std::string source,
-                   Observer observer = Observer::minmax);
+                   Observer observer = Observer::minmax, std::int32_t quant_max = kQuantMax);
   // From given parts (an interchange file, models/quantized_file.hpp): the input's and each
   // layer's quantisation (the pools' are made their input's here) and each conv and linear
   // layer's weights.

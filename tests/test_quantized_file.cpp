@@ -106,6 +106,23 @@ TEST_CASE("cli: quantize writes the int8 file that run --quantized then runs, an
                           "--observer: 'percentile' is not one of minmax, histogram");
   test::check_usage_error("run --model resnet8 --precision int8 --observer entropy",
                           "--observer: 'entropy' is not one of minmax, histogram");
+
+  // --reduce-range: 7-bit activations, said in the file's source; every zero point under 128.
+  const test::Outcome reduced = test::run_convlab("quantize --model resnet8 --calibration 4 --reduce-range -o " + file);
+  REQUIRE_MESSAGE(reduced.code == 0, reduced.err);
+  const TensorFile rf = read_safetensors(file);
+  CHECK(rf.metadata.at("source") == "min/max (7-bit activations, reduce_range) calibration on 4 seeded inputs");
+  int zero_points = 0;
+  for (const auto& [name, tensor] : rf.tensors)
+    if (name.ends_with(".zero_point") && !name.ends_with("weight_zero_point")) {
+      CAPTURE(name);
+      ++zero_points;
+      CHECK(tensor.integers.at(0) <= 127);
+    }
+  CHECK(zero_points > 5);
+  test::check_usage_error("run --model resnet8 --reduce-range", "--reduce-range: applies to --precision int8");
+  test::check_usage_error("run --model resnet8 --precision int8 --reduce-range --quantized " + file,
+                          "--reduce-range: applies to convlab's calibration, not to a --quantized file");
 }
 
 TEST_CASE("int8 file: damaged bytes are refused with InputError, never a crash (a seeded mutation sweep)") {

@@ -90,6 +90,43 @@ TEST_CASE("quantize: the min/max observer's parameters and per-channel symmetric
   CHECK(q.bias == std::vector<float>{0.1f, 0.2f});
 }
 
+TEST_CASE("quantize: reduce_range calibrates activations over [0, 127], so that they take the kernels' seven-bit path") {
+  const QuantParams wide = observed_quant_params(-1.0f, 3.0f, kReducedQuantMax);
+  CHECK(wide.scale == doctest::Approx(4.0 / 127));
+  CHECK(wide.zero_point == 32);  // 31.75 rounded
+  CHECK(observed_quant_params(-2.0f, -1.0f, kReducedQuantMax).zero_point == 127);
+  // On its own calibration inputs a network calibrated so has its activations under 128 but for
+  // the odd byte of 128 (the zero point and the value are rounded apart, as in PyTorch: a run
+  // meeting one takes the exact path); the same network calibrated over 8 bits has many over 127.
+  const Network net = model_or_throw("resnet8").build(seeded_weights(3));
+  const std::vector<float> calibration = seeded_inputs(net, 16, 5, 1000);
+  const QuantizedNetwork reduced(net, calibration, "7 bits", Observer::minmax, kReducedQuantMax),
+      full(net, calibration, "8 bits");
+  struct Bytes {
+    int largest = 0;
+    std::size_t over_127 = 0, all = 0;
+  };
+  const auto bytes = [&](const QuantizedNetwork& q) {
+    Int8NetworkPlan plan(q, 16, "cpu.20_int8_reference");
+    std::ranges::copy(calibration, plan.input().data());
+    plan.forward();
+    Bytes b;
+    for (int i = Network::kNetworkInput; i + 1 < static_cast<int>(net.layers().size()); ++i)  // the last: FP32 logits
+      for (const std::uint8_t x : plan.activation_bytes(i)) b.largest = std::max<int>(b.largest, x), b.over_127 += x > 127, ++b.all;
+    return b;
+  };
+  const Bytes r = bytes(reduced), f = bytes(full);
+  CHECK(r.largest <= 128);
+  CHECK(r.over_127 * 10000 < r.all);
+  CHECK(f.largest == 255);
+  CHECK(f.over_127 * 100 > f.all);
+  for (int i = 0; i < static_cast<int>(net.layers().size()); ++i) {
+    CAPTURE(net.layers()[static_cast<std::size_t>(i)].name);
+    CHECK(reduced.activation(i).zero_point <= 127);
+    CHECK(reduced.activation(i).scale == doctest::Approx(full.activation(i).scale * 255 / 127).epsilon(0.02));
+  }
+}
+
 TEST_CASE("int8 networks: each runs end to end, every int8 kernel giving the oracle's bytes, close to FP32") {
   for (const ModelInfo& model : all_models()) {
     if (model.imagenet_size) continue;  // the same kinds of layer, at a size that keeps CI short

@@ -53,9 +53,13 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   if (o.eval_inputs < 1) throw InputError(fmt::format("--eval-inputs: {} must be at least 1", o.eval_inputs));
   config.calibration_inputs = o.calibration;
   config.observer = parse_observer(o.observer);
+  config.reduce_range = o.reduce_range;
+  if (o.reduce_range && !o.quantized.empty())
+    throw InputError("--reduce-range: applies to convlab's calibration, not to a --quantized file (its quantisation is its own)");
   config.eval_inputs = o.eval_inputs;
   config.quantized = o.quantized;
   if (!o.quantized.empty() && !int8) throw InputError("--quantized: applies to --precision int8 (or fp32,int8) runs");
+  if (o.reduce_range && !int8) throw InputError("--reduce-range: applies to --precision int8 (or fp32,int8) runs");
   if (o.kernels == "all") {
     if (fp32) config.kernels = kernels_for_model(o.model, config.backend);
     if (int8)

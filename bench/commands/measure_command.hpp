@@ -37,6 +37,7 @@ struct RunOptions {
   std::string precisions = "fp32";  // fp32, int8 or both: which kernels of --kernel run
   int calibration = 32;             // int8: seeded calibration inputs
   std::string observer = "minmax";  // int8: minmax or histogram
+  bool reduce_range = false;        // int8: 7-bit activations
   int eval_inputs = 64;             // int8: seeded inputs for the prediction change
   std::string quantized;            // int8: an interchange file instead of the calibration
 };

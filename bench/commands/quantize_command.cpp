@@ -21,6 +21,7 @@ struct QuantizeOptions {
   std::string model = "lab-cnn", weights, out, images;
   int calibration = 32;
   std::string observer = "minmax";
+  bool reduce_range = false;
   std::uint64_t seed = 1;
   CLI::Option* calibration_option = nullptr;
   bool calibration_given = false;
@@ -37,6 +38,7 @@ int run_quantize(const QuantizeOptions& o) {
   config.seed = o.seed;
   config.calibration_inputs = o.calibration;
   config.observer = parse_observer(o.observer);
+  config.reduce_range = o.reduce_range;
   config.calibration_images = o.images;
   const QuantizedNetwork q = quantize_for_run(config, net);
   TensorFile file = quantized_tensors(q);
@@ -60,6 +62,9 @@ Command add_quantize_command(CLI::App& app) {
                                          "as the end-to-end pipeline does)");
   cmd->add_option("--observer", o->observer, "minmax (PyTorch's MinMaxObserver) or histogram (its HistogramObserver)")
       ->capture_default_str();
+  cmd->add_flag("--reduce-range", o->reduce_range,
+                "Activations over [0, 127] (PyTorch's reduce_range): without VNNI the int8 kernels then take their "
+                "vpmaddubsw path, exactly, at half the levels");
   cmd->add_option("--seed", o->seed, "Seed of the weights (without --weights) and the calibration inputs")
       ->capture_default_str();
   cmd->add_option("-o,--out", o->out, "The int8 safetensors file to write");

@@ -22,17 +22,19 @@ constexpr std::uint64_t kCalibrationStream = 1000, kEvaluationStream = 2000;
 
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net) {
   if (!config.quantized.empty()) return load_quantized(net, read_safetensors(config.quantized), config.quantized);
-  const char* observer = config.observer == Observer::histogram ? "histogram" : "min/max";
+  const std::string observer = fmt::format("{}{}", config.observer == Observer::histogram ? "histogram" : "min/max",
+                                          config.reduce_range ? " (7-bit activations, reduce_range)" : "");
+  const std::int32_t quant_max = config.reduce_range ? kReducedQuantMax : kQuantMax;
   if (!config.calibration_images.empty()) {
     const ImageSet images = load_images(config.calibration_images, static_cast<int>(net.input_item().c()));
     return QuantizedNetwork(net, preprocess_all(images, net.input_item()),
                             fmt::format("{} calibration on {} images of {}", observer, images.images.size(),
                                         config.calibration_images),
-                            config.observer);
+                            config.observer, quant_max);
   }
   return QuantizedNetwork(net, seeded_inputs(net, config.calibration_inputs, config.seed, kCalibrationStream),
                           fmt::format("{} calibration on {} seeded inputs", observer, config.calibration_inputs),
-                          config.observer);
+                          config.observer, quant_max);
 }
 
 QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, const QuantizedNetwork& q) {

@@ -31,6 +31,7 @@ struct ModelBenchConfig {
   std::vector<std::string> kernels;
   int calibration_inputs = 32;  // int8: seeded inputs the activations' ranges are observed on
   Observer observer = Observer::minmax;  // int8: how those ranges become quantisation (models/observer.hpp)
+  bool reduce_range = false;             // int8: activations over [0, 127] (PyTorch's reduce_range)
   std::string calibration_images;        // int8: a folder of images to calibrate on instead (every one)
   int eval_inputs = 64;         // int8: seeded inputs the prediction change is measured on
   std::string quantized;        // int8: the interchange file (models/quantized_file.hpp); empty: calibrate
