@@ -180,17 +180,28 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
 inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
   return requantize_vec(acc, _mm256_set1_ps(m), _mm256_set1_ps(o), zp, lo, hi);
 }
-// Packed to bytes in lane order (the values are in [0, 255]): a whole vector is one 8-byte store.
+// Packed to bytes in lane order (the values are in [0, 255]): a whole vector is one 8-byte store,
+// part of one at most three (4, 2 and 1 bytes). A byte loop there became a memcpy call, and around
+// the call GCC kept the caller's whole epilogue (constants, accumulators) on the stack.
 inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
   const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  const __m128i bytes = _mm_packus_epi16(words, words);
-  if (from == 0 && count == kLanes) {
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out), bytes);
+  const auto bytes = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(words, words)));
+  if (count == kLanes) {  // from is 0
+    std::memcpy(out, &bytes, 8);
     return;
   }
-  alignas(16) std::uint8_t lanes[16];
-  _mm_store_si128(reinterpret_cast<__m128i*>(lanes), bytes);
-  for (int l = 0; l < count; ++l) out[l] = lanes[from + l];
+  std::uint64_t rest = bytes >> (8 * from);
+  if (count & 4) {
+    const auto four = static_cast<std::uint32_t>(rest);
+    std::memcpy(out, &four, 4);
+    out += 4, rest >>= 32;
+  }
+  if (count & 2) {
+    const auto two = static_cast<std::uint16_t>(rest);
+    std::memcpy(out, &two, 2);
+    out += 2, rest >>= 16;
+  }
+  if (count & 1) *out = static_cast<std::uint8_t>(rest);
 }
 inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
   IVec word = zero();
