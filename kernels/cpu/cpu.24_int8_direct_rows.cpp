@@ -18,6 +18,7 @@
 //   layers (mb32ic3ih32oc16oh32kh3ph1) 1.9x, cpu.23 0.7x; pointwise 1.3-2.0x, cpu.23 0.6-1.2x;
 //   8 x 8 maps 0.7x, below cpu.23's 0.8x (a fifth of their lanes are junk columns); 1 x 1 stride-2
 //   shortcuts 1.5-1.9x, cpu.23 1.3-1.5x (packing only the rows they read: 0.7-1.4x before).
+//   Zen 3 VM (AVX2, the seven-bit path, 2026-12-04): mb32ic64ih56oc64oh56kh3ph1 1.04-1.09x, 84-91%.
 // Run: build/convlab conv --precision int8 --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.23_int8_direct_vnni,cpu.24_int8_direct_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
