@@ -6,7 +6,7 @@
 // are (cpu.22 widens to int16 pairs, two taps per instruction), and the zero point is cpu.23's
 // compensation term. A stride-1 plane packs each input row once, its quads over kernel columns
 // (3 x 3: one quad, a row of taps, 3 vpdpbusd per vector of outputs); a strided plane packs each
-// output pixel's whole window (3 x 3: three quads of nine taps), so that every vector of outputs
+// output pixel's whole window (3 x 3: a quad per kernel row), so that every vector of outputs
 // reads consecutive words whatever the stride. Either way the packed plane is laid out like the
 // output plane: vector i of the outputs reads words [kLanes i, kLanes (i + 1)) of each step, and is
 // one store into the NCHW plane.
@@ -16,6 +16,7 @@
 // Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers (2-core Ice Lake VM,
 //   VNNI, interleaved): 0.9-2.4x at batch 1; at batch 32 1.3x on 32 x 32 maps, 0.45-1.05x on the
 //   small ones, where packing each 8 x 8 plane costs more than its 12 vpdpbusd (cpu.22: 0.25-0.6x).
+//   Zen 3 VM (AVX2, the seven-bit path, 2026-12-04), batch 32: 0.95-1.39x, the stride-2 ones 0.67-0.89x.
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <cstring>
@@ -42,11 +43,13 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   Int8DepthwiseRowsConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e, int threads)
       : p_(p), oh_(p.out_h()), ow_(p.out_w()), threads_(threads),
         input_zero_point_(static_cast<std::uint8_t>(w.input.zero_point)) {
-    // Quads over kernel columns at stride 1 (a packed row per input row, rows by offset); over the
-    // whole window (r, s) when rows are strided (a packed row per output row).
+    // Quads over kernel columns (ceil(S / 4) per kernel row, a slot past S meeting weight 0): at
+    // stride 1 a packed row per input row, kernel rows by offset; when rows are strided the whole
+    // window, each kernel row's quads packed per output row. Each quad's bytes are neighbours in
+    // an input row (without dilation), which gather_row_quads packs in a shuffle or two.
     whole_window_ = p.stride_h > 1;
-    const std::int64_t slots = whole_window_ ? p.r * p.s : p.s;
-    quads_ = ceil_div(slots, 4);
+    row_quads_ = ceil_div(p.s, 4);
+    quads_ = (whole_window_ ? p.r : 1) * row_quads_;
     used_rows_ = (oh_ - 1) * p.stride_h + (p.r - 1) * p.dilation_h + 1;
     packed_rows_ = whole_window_ ? oh_ : used_rows_;
     const std::int64_t plane = packed_rows_ * ow_;
@@ -60,19 +63,18 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
     for (std::int64_t k = 0; k < p.k; ++k)
       for (std::int64_t r = 0; r < p.r; ++r)
         for (std::int64_t s = 0; s < p.s; ++s) {
-          const std::int64_t slot = whole_window_ ? r * p.s + s : s;
-          const std::int64_t step = whole_window_ ? slot / 4 : slot / 4 * p.r + r;
+          const std::int64_t step = whole_window_ ? r * row_quads_ + s / 4 : s / 4 * p.r + r;
           const std::int8_t v = w.weight[static_cast<std::size_t>((k * p.r + r) * p.s + s)];
-          bytes[(k * steps + step) * 4 + slot % 4] = v;
+          bytes[(k * steps + step) * 4 + s % 4] = v;
           compensation_[static_cast<std::size_t>(k)] += w.input.zero_point * v;
         }
     requantize_ = make_requantization(w, p.k, e.activation);
     const std::int64_t columns = ceil_div(ow_, kLanes) * kLanes;
-    source_row_ = ceil_div(std::max(columns * p.stride_w + (p.s - 1) * p.dilation_w, p.pad_w + p.w), 16) * 16;
+    source_row_ = ceil_div(std::max(columns * p.stride_w + (4 * row_quads_ - 1) * p.dilation_w, p.pad_w + p.w), 16) * 16;
     // Where each slot of each quad reads, from the first source row of its packed row; a slot
-    // past the window reads the last tap's byte (its weight is 0).
+    // past the kernel's columns reads on along the row (its weight is 0).
     for (std::int64_t slot = 0; slot < quads_ * 4; ++slot) {
-      const std::int64_t tap = std::min(slot, slots - 1), r = whole_window_ ? tap / p.s : 0, s = whole_window_ ? tap % p.s : tap;
+      const std::int64_t q = slot / 4, r = whole_window_ ? q / row_quads_ : 0, s = q % row_quads_ * 4 + slot % 4;
       slot_offsets_.push_back(r * p.dilation_h * source_row_ + s * p.dilation_w);
     }
   }
@@ -145,7 +147,11 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         for (int j = 0; j < 4; ++j) src[j] = rows + b * row_step + slot_offsets_[static_cast<std::size_t>(q * 4 + j)];
         std::int32_t* to = packed + (q * packed_rows_ + b) * ow_;
         // Vectors in order: each one's tail past the row is overwritten by the next row.
-        for (std::int64_t x = 0; x < ow_; x += kLanes) store(to + x, gather_quads(src, x, p_.stride_w));
+        if (p_.dilation_w == 1) {
+          for (std::int64_t x = 0; x < ow_; x += kLanes) store(to + x, gather_row_quads(src[0], x, p_.stride_w));
+        } else {
+          for (std::int64_t x = 0; x < ow_; x += kLanes) store(to + x, gather_quads(src, x, p_.stride_w));
+        }
       }
   }
 
@@ -154,6 +160,7 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   int threads_;
   std::uint8_t input_zero_point_;
   bool whole_window_ = false;
+  std::int64_t row_quads_ = 1;  // quads per kernel row
   std::int64_t quads_ = 0, used_rows_ = 0, packed_rows_ = 0, source_row_ = 0;
   std::vector<std::int64_t> steps_;         // per step: its offset in the packed plane
   std::vector<std::int64_t> slot_offsets_;  // per quad and byte: its offset in the padded rows

@@ -437,6 +437,29 @@ inline void copy_padded_row(std::uint8_t* row, std::int64_t row_bytes, const std
   for (; x < w; ++x) to[x] = from[x];
 }
 
+// kLanes words, word l = the four bytes at row + (x + l) * stride: gather_quads over one row's
+// neighbouring bytes (quads over kernel columns, no dilation). AVX2 at stride 1 and 2 makes them
+// with one byte shuffle of one or two 16-byte loads (the row may be read 24 bytes past x * stride);
+// elsewhere gather_quads.
+inline IVec gather_row_quads(const std::uint8_t* row, std::int64_t x, std::int64_t stride) {
+#if defined(__AVX2__) && !defined(__AVX512BW__)
+  if (stride == 1) {
+    const __m256i bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + x)));
+    return _mm256_shuffle_epi8(bytes, _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,  //
+                                                       4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10));
+  }
+  if (stride == 2) {
+    const __m256i bytes = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * x))),
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 2 * x + 8)), 1);
+    return _mm256_shuffle_epi8(bytes, _mm256_setr_epi8(0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9,  //
+                                                       0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9));
+  }
+#endif
+  const std::uint8_t* const src[4] = {row, row + 1, row + 2, row + 3};
+  return gather_quads(src, x, stride);
+}
+
 // Makes the compiler hold v in a register from here (microkernel.hpp's keep_in_register, for
 // the integer vector): otherwise GCC folds a loaded vector into every instruction that uses it.
 inline void keep_in_register(IVec& v) {
