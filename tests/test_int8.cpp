@@ -380,6 +380,10 @@ TEST_CASE("cli: conv --precision int8 times the int8 kernels beside oneDNN's, ea
   REQUIRE_MESSAGE(o.code == 0, o.err);
   CHECK(o.out.find("checked against cpu.20_int8_reference (in quanta of the output scale)") != std::string::npos);
   CHECK(o.out.find("GOP/s") != std::string::npos);
+  // Its inputs use 7 bits: where that makes our kernels take a faster path, the user is told so.
+  CHECK(o.out.find("int8: seeded quint8 input over 7 bits") != std::string::npos);
+  CHECK((o.out.find("take their seven-bit path on such inputs") != std::string::npos) == cpu_int8_seven_bit_path());
+  CHECK(cpu_int8_seven_bit_path() == cpu::int8::kSevenBitPath);
   const auto doc = nlohmann::json::parse(test::slurp(json));
   // The int8 probe is measured again after the rows, as the FMA one, where this ISA has one.
   CHECK(doc["context"]["peak"].contains("int8_gops_all_threads_after") == doc["context"]["peak"].contains("int8_gops_all_threads"));

@@ -80,8 +80,13 @@ int run_conv(const ConvOptions& o) {
   fmt::print("protocol: warmup {}, {}{}, outputs checked against {} before timing\n", o.warmup,
              count_of(o.trials, "trial"), o.interleave ? ", a problem's kernels interleaved trial by trial" : "",
              int8 ? "cpu.20_int8_reference (in quanta of the output scale)" : "cpu.00_reference");
-  if (int8)
-    fmt::print("int8: seeded quint8 input and qint8 weights with per-channel scales (kernels/common/quantize.hpp)\n");
+  if (int8) {
+    fmt::print("int8: seeded quint8 input over 7 bits (oneDNN's int8 saturates above, without VNNI) and qint8 weights "
+               "with per-channel scales (kernels/common/quantize.hpp)\n");
+    if (config.backend == Backend::cpu && cpu_int8_seven_bit_path())
+      fmt::print("      without VNNI our u8 x s8 kernels take their seven-bit path on such inputs (exactly; "
+                 "kernels/cpu/int8_simd.hpp): full-range activations run slower forms\n");
+  }
   catch_interrupts();
   std::vector<Result> results;
   try {

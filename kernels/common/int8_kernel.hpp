@@ -50,5 +50,9 @@ struct Int8KernelInfo {
 
 std::span<const Int8KernelInfo> all_int8_kernels();
 const Int8KernelInfo* find_int8_kernel(std::string_view id);
+// Whether this build's CPU kernels on u8 x s8 quads have the seven-bit path (no VNNI; AVX2 or
+// AVX-512BW): a faster exact form taken by runs whose input bytes are all under 128
+// (kernels/cpu/int8_simd.hpp).
+bool cpu_int8_seven_bit_path();
 
 }  // namespace convlab

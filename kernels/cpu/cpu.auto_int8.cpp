@@ -137,3 +137,9 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
 }
 
 }  // namespace convlab::cpu
+
+namespace convlab {
+
+bool cpu_int8_seven_bit_path() { return cpu::int8::kSevenBitPath; }
+
+}  // namespace convlab
