@@ -28,21 +28,6 @@ inline std::int32_t quad_word(const std::uint8_t* const (&src)[4], std::int64_t 
                                    std::uint32_t{src[2][at]} << 16 | std::uint32_t{src[3][at]} << 24);
 }
 
-#if defined(__AVX2__) && defined(__GNUC__) && !defined(__clang__)
-// The seven-bit path's three instructions as one block (see kSevenBitPath), the same text for
-// 256- and 512-bit registers: with the intrinsics GCC 12 issued a whole tile's vpmaddubsw before
-// its vpmaddwd, each product in its own register, and spilled accumulators to the stack (cpu.24,
-// 8 accumulators of 16 registers). The weights may stay in memory ("vm"), as GCC folds them.
-template <class V>
-inline V dot4_add_7bit_asm(V acc, V a_u8, V b_s8, V ones) {
-  V t;
-  asm("vpmaddubsw %[b], %[a], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[acc], %[acc]"
-      : [acc] "+v"(acc), [t] "=&v"(t)
-      : [a] "v"(a_u8), [b] "vm"(b_s8), [ones] "v"(ones));
-  return acc;
-}
-#endif
-
 // The integer vector of this build: kLanes int32 lanes (accumulators).
 #if defined(__AVX512BW__)
 constexpr int kLanes = 16;
@@ -70,14 +55,7 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {
   const IVec b_even = _mm512_srai_epi16(_mm512_slli_epi16(b_s8, 8), 8), b_odd = _mm512_srai_epi16(b_s8, 8);
   return _mm512_add_epi32(acc, _mm512_add_epi32(_mm512_madd_epi16(a_even, b_even), _mm512_madd_epi16(a_odd, b_odd)));
 }
-#define CONVLAB_INT8_SEVEN_BIT_PATH 1
-inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {  // see kSevenBitPath below
-#if defined(__GNUC__) && !defined(__clang__)
-  return dot4_add_7bit_asm(acc, a_u8, b_s8, _mm512_set1_epi16(1));
-#else
-  return _mm512_add_epi32(acc, _mm512_madd_epi16(_mm512_maddubs_epi16(a_u8, b_s8), _mm512_set1_epi16(1)));
-#endif
-}
+#define CONVLAB_INT8_SEVEN_BIT_PATH 1  // dot4_add_7bit below
 #endif
 // The requantisation of kLanes accumulators, each lane's multiplier and offset in m and o:
 // int32 results in [lo, hi]. requantize and requantize_channel below load or splat them.
@@ -149,14 +127,7 @@ inline IVec dot4_add(IVec acc, IVec a_u8, IVec b_s8) {  // as the AVX-512BW form
   const IVec b_even = _mm256_srai_epi16(_mm256_slli_epi16(b_s8, 8), 8), b_odd = _mm256_srai_epi16(b_s8, 8);
   return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(a_even, b_even), _mm256_madd_epi16(a_odd, b_odd)));
 }
-#define CONVLAB_INT8_SEVEN_BIT_PATH 1
-inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {  // see kSevenBitPath below
-#if defined(__GNUC__) && !defined(__clang__)
-  return dot4_add_7bit_asm(acc, a_u8, b_s8, _mm256_set1_epi16(1));
-#else
-  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(a_u8, b_s8), _mm256_set1_epi16(1)));
-#endif
-}
+#define CONVLAB_INT8_SEVEN_BIT_PATH 1  // dot4_add_7bit below
 #endif
 inline IVec requantize_vec(IVec acc, __m256 m, __m256 o, IVec zp, IVec lo, IVec hi) {
   const __m256 limit = _mm256_set1_ps(kRequantLimit);
@@ -300,6 +271,18 @@ inline void store(void* p, IVec v) { std::memcpy(p, v.v, sizeof v.v); }
 #if defined(CONVLAB_INT8_SEVEN_BIT_PATH)
 constexpr bool kSevenBitPath = true;
 #undef CONVLAB_INT8_SEVEN_BIT_PATH
+// The three instructions as one asm block, the same text for 256- and 512-bit registers: with the
+// intrinsics GCC 12 issued a whole tile's vpmaddubsw before its vpmaddwd, each product in its own
+// register, and spilled accumulators to the stack (cpu.24, 8 accumulators of 16 registers). The
+// weights may stay in memory ("vm"), as GCC folds them.
+inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) {
+  const IVec ones = splat(0x00010001);  // int16 ones
+  IVec t;
+  asm("vpmaddubsw %[b], %[a], %[t]\n\tvpmaddwd %[ones], %[t], %[t]\n\tvpaddd %[t], %[acc], %[acc]"
+      : [acc] "+v"(acc), [t] "=&v"(t)
+      : [a] "v"(a_u8), [b] "vm"(b_s8), [ones] "v"(ones));
+  return acc;
+}
 #else
 constexpr bool kSevenBitPath = false;
 inline IVec dot4_add_7bit(IVec acc, IVec a_u8, IVec b_s8) { return dot4_add(acc, a_u8, b_s8); }
