@@ -5,20 +5,20 @@
 // reordered to NCHWc and no tile is transposed back. Each channel's plane is copied into a
 // zero-padded per-thread buffer (L1 or L2 sized); per tap, one unaligned load and one FMA with the
 // broadcast weight; each result vector is stored straight into its output row. Eight rows at a
-// time give eight independent FMA chains.
+// time give eight independent FMA chains. Stride 2 across: each padded row is copied as two phases
+// (even, odd columns), so a strided vector's taps are neighbouring floats of one phase.
+// Narrow planes (3 x 3, output rows at most a vector wide: 7 x 7 with AVX2): no copy; masked loads
+// read each input row's 3 tap columns (zeros outside it; at stride 2 two pairs split by shuffles)
+// and feed every output row using it: 3 loads per input row instead of 9.
 // Why faster (where it is): on small maps cpu.05's reorder and transposed stores cost as much as
 // its R*S FMAs per output vector; here an output vector costs R*S loads and FMAs and one store.
-// Stride 2 across: each padded row is copied as two phases (even, odd columns; two shuffles per 8
-// floats), so a strided output vector's taps are neighbouring floats of one phase. A row's last
-// vector overlaps the one before; rows narrower than a vector are copied by one masked load and
-// stored whole where the vector stays in the plane (extra lanes land in later rows, stored after).
 // Bound: loads (one per FMA, from L1) and, at batch 32, reading the input and writing the output
 // once each. cpu.auto measures it against cpu.05 per layer. Limits: dilation 1, stride across <= 2.
 // Measured: 2-core Zen 3 VM, AVX2, interleaved, medians of 3 runs: g128mb32ic128ih8 0.90-1.06x oneDNN
 //   (cpu.05 0.71-0.75x); g64mb32ic64ih16 1.21-1.36x (cpu.05 0.86-0.95x). mobilenet-v2 at batch 1: g576 14x14
-//   1.23x (cpu.05 0.75x), g960 7x7 0.87x (0.60x); stride 2: g96 112x112 1.00x (0.76x), g144 1.19x (0.97x),
-//   g192 1.12x (0.89x), g576 14x14 0.77x (0.61x); at batch 32 cpu.05 stays ahead on the large maps.
-// Run: build/convlab conv --problem g128mb32ic128ih8oc128oh8kh3ph1 --kernel cpu.05_depthwise_xsimd,cpu.07_depthwise_rows,onednn.conv --interleave
+//   1.23x (cpu.05 0.75x), stride 2 g96 112x112 1.00x, g144 1.19x. Narrow planes: g960 7x7 batch 1
+//   0.60x -> 1.47x, batch 32 0.51x -> 1.11x; g576 14x14 stride 2 -> 7x7 0.91x -> 1.38x, 1.12x -> 1.20x.
+// Run: build/convlab conv --problem g960mb1ic960ih7oc960oh7kh3ph1 --kernel cpu.05_depthwise_xsimd,cpu.07_depthwise_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -98,11 +98,126 @@ constexpr auto strips = []<std::size_t... kR>(std::index_sequence<kR...>) {
 constexpr std::array kStrips = {std::array{strips<false, 1>, strips<true, 1>},
                                 std::array{strips<false, 2>, strips<true, 2>}};
 
+#if defined(__AVX2__)
+// Planes whose output rows are at most a vector wide (7 x 7, and 14 x 14 with AVX-512), 3 x 3, the
+// same stride both ways: each input row is read straight from the input by masked loads (lanes
+// outside the row read zero: the left and right padding), once per tap column, and feeds every
+// output row of the strip that uses it. No padded copy; 3 loads per input row where the copied
+// path loads once per tap and output row (9).
+constexpr bool kNarrowPath = true;
+#if defined(__AVX512F__)
+using LaneMask = __mmask16;
+inline Vec masked_load(const float* from, LaneMask m) { return _mm512_maskz_loadu_ps(m, from); }
+// Lanes l with 0 <= first + l < width.
+inline LaneMask lane_mask(std::int64_t first, std::int64_t width) {
+  unsigned bits = 0;
+  for (std::int64_t l = 0; l < kBlock; ++l) bits |= (first + l >= 0 && first + l < width ? 1u : 0u) << l;
+  return static_cast<LaneMask>(bits);
+}
+// Lane x of the result: lane 2x + kOdd of (a, b) read as one row of 2 * kBlock floats.
+template <int kOdd>
+inline Vec pick_phase(Vec a, Vec b) {
+  const __m512i lanes = _mm512_setr_epi32(kOdd, 2 + kOdd, 4 + kOdd, 6 + kOdd, 8 + kOdd, 10 + kOdd, 12 + kOdd, 14 + kOdd,
+                                          16 + kOdd, 18 + kOdd, 20 + kOdd, 22 + kOdd, 24 + kOdd, 26 + kOdd, 28 + kOdd,
+                                          30 + kOdd);
+  return _mm512_permutex2var_ps(a, lanes, b);
+}
+#else
+using LaneMask = __m256i;
+inline Vec masked_load(const float* from, LaneMask m) { return _mm256_maskload_ps(from, m); }
+inline LaneMask lane_mask(std::int64_t first, std::int64_t width) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return _mm256_and_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(width - first)), lane),
+                          _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(-first - 1))));
+}
+template <int kOdd>
+inline Vec pick_phase(Vec a, Vec b) {  // vshufps takes lanes 2x + kOdd per 128-bit half, vpermpd joins the halves
+  const __m256 halves = _mm256_shuffle_ps(a, b, kOdd ? 0xDD : 0x88);
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(halves), 0xD8));
+}
+#endif
+
+// fn.template operator()<i>() for i in [0, kN), as separate statements: indices known at compile
+// time, so a strip's accumulators stay in registers.
+template <int kN, class Fn>
+inline void unrolled(Fn&& fn) {
+  [&]<int... kI>(std::integer_sequence<int, kI...>) { (fn.template operator()<kI>(), ...); }(
+      std::make_integer_sequence<int, kN>());
+}
+
+// One narrow plane's shape, and the masks of its loads. Stride 1: tap column j reads row[first + j
+// + x], mask[j]. Stride 2: lane x of tap column j is row[2x + j - pad_w]; the row is read as two
+// pairs of vectors from `first` (even) and first + 2, each pair split into its even and odd lanes
+// (pick_phase); kPhase = -pad_w - first (0 or 1) says which phase column 0 takes. mask[2p + h]:
+// pair p, half h.
+struct NarrowPlane {
+  std::int64_t h, w, pad_h, out_w, out_plane, first;
+  LaneMask mask[4];
+  Activation activation;
+};
+
+// Output rows [y0, y0 + kStrip) of one channel, summed in the order (i, j) per output, bias last.
+template <int kStrip, int kStride, int kPhase>
+void narrow_strip(const float* plane, const float* taps, float bias, const NarrowPlane& g, std::int64_t y0,
+                  float* out) {
+  Vec acc[kStrip];
+  for (Vec& a : acc) a = Vec(0.0f);
+  const std::int64_t row0 = y0 * kStride - g.pad_h;
+  unrolled<(kStrip - 1) * kStride + 3>([&]<int kT>() {
+    if (row0 + kT < 0 || row0 + kT >= g.h) return;  // padding rows add nothing
+    const float* row = plane + (row0 + kT) * g.w + g.first;
+    Vec tap[3];
+    if constexpr (kStride == 1) {
+      for (int j = 0; j < 3; ++j) tap[j] = masked_load(row + j, g.mask[j]);
+    } else {
+      const Vec a0 = masked_load(row, g.mask[0]), b0 = masked_load(row + kBlock, g.mask[1]);
+      const Vec a1 = masked_load(row + 2, g.mask[2]), b1 = masked_load(row + 2 + kBlock, g.mask[3]);
+      tap[0] = pick_phase<kPhase>(a0, b0);
+      tap[1] = kPhase == 0 ? pick_phase<1>(a0, b0) : pick_phase<0>(a1, b1);
+      tap[2] = pick_phase<kPhase>(a1, b1);
+    }
+    unrolled<kStrip>([&]<int kY>() {
+      constexpr int kI = kT - kY * kStride;  // this input row is kernel row kI of output row y0 + kY
+      if constexpr (kI >= 0 && kI < 3)
+        for (int j = 0; j < 3; ++j) acc[kY] = xsimd::fma(tap[j], Vec(taps[kI * 3 + j]), acc[kY]);
+    });
+  });
+  for (int y = 0; y < kStrip; ++y) {
+    const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
+    float* to = out + (y0 + y) * g.out_w;
+    // Whole where the vector ends inside the plane: its extra lanes land in later rows, stored after.
+    if ((y0 + y) * g.out_w + kBlock <= g.out_plane) {
+      result.store_unaligned(to);
+    } else {
+      alignas(Tensor::kAlignment) float part[kBlock];
+      result.store_aligned(part);
+      for (std::int64_t x = 0; x < g.out_w; ++x) to[x] = part[x];
+    }
+  }
+}
+
+// kNarrowStrips[stride - 1][phase][rows - 1].
+template <int kStride, int kPhase>
+constexpr auto narrow_strips = []<std::size_t... kR>(std::index_sequence<kR...>) {
+  return std::array{&narrow_strip<static_cast<int>(kR) + 1, kStride, kPhase>...};
+}(std::make_index_sequence<kRows>());
+constexpr std::array kNarrowStrips = {std::array{narrow_strips<1, 0>, narrow_strips<1, 0>},
+                                      std::array{narrow_strips<2, 0>, narrow_strips<2, 1>}};
+#else
+constexpr bool kNarrowPath = false;  // no masked loads: NEON and SSE2 builds copy every plane
+#endif
+
+// Whether the narrow path takes p (a depthwise problem cpu.07 supports).
+bool narrow_plane(const ConvProblem& p) {
+  return kNarrowPath && p.r == 3 && p.s == 3 && p.stride_h == p.stride_w && p.out_w() <= kBlock;
+}
+
 class DepthwiseRowsConv final : public PlannedConv {
  public:
   DepthwiseRowsConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads)
       : p_(p),
         threads_(threads),
+        narrow_(narrow_plane(p)),
         padded_h_(p.padded_h()),
         // Each phase of a padded row holds its share of the row, and is wide enough for a row's
         // last vector to be whole and for a narrow row's copy as one vector (extra columns zero).
@@ -116,8 +231,9 @@ class DepthwiseRowsConv final : public PlannedConv {
     std::ranges::copy(w.bias, bias_.get());
   }
 
-  // Two zero-padded planes per thread, + alignment slack.
+  // Two zero-padded planes per thread, + alignment slack; none on the narrow path.
   std::size_t workspace_bytes() const override {
+    if (narrow_) return 0;
     return static_cast<std::size_t>(threads_ * 2 * plane_floats()) * sizeof(float) + Tensor::kAlignment;
   }
   std::size_t weight_bytes() const override {
@@ -125,6 +241,7 @@ class DepthwiseRowsConv final : public PlannedConv {
   }
 
   void run(const float* input, float* output, void* workspace) const override {
+    if (narrow_) return run_narrow(input, output);
     const std::int64_t planes = p_.n * p_.c, in_plane = p_.h * p_.w, out_plane = p_.out_h() * p_.out_w();
 #pragma omp parallel num_threads(threads_)
     {
@@ -152,6 +269,27 @@ class DepthwiseRowsConv final : public PlannedConv {
   }
 
  private:
+  // The narrow path: each thread its share of the planes, read straight from the input.
+  void run_narrow([[maybe_unused]] const float* input, [[maybe_unused]] float* output) const {
+#if defined(__AVX2__)
+    const std::int64_t planes = p_.n * p_.c, in_plane = p_.h * p_.w, out_h = p_.out_h();
+    NarrowPlane g{.h = p_.h, .w = p_.w, .pad_h = p_.pad_h, .out_w = p_.out_w(), .out_plane = out_h * p_.out_w(),
+                  .first = p_.stride_w == 1 ? -p_.pad_w : -p_.pad_w - (p_.pad_w % 2), .mask = {},
+                  .activation = geometry_.activation};
+    const int phase = static_cast<int>(-p_.pad_w - g.first);
+    for (int m = 0; m < 4; ++m)
+      g.mask[m] = lane_mask(p_.stride_w == 1 ? g.first + m : g.first + m / 2 * 2 + m % 2 * kBlock, p_.w);
+    const auto& strips = kNarrowStrips[p_.stride_w - 1][phase];
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (std::int64_t plane = 0; plane < planes; ++plane) {
+      const std::int64_t channel = plane % p_.c;
+      for (std::int64_t y0 = 0; y0 < out_h; y0 += kRows)
+        strips[std::min<std::int64_t>(kRows, out_h - y0) - 1](input + plane * in_plane, taps_.get() + channel * 9,
+                                                               bias_[channel], g, y0, output + plane * g.out_plane);
+    }
+#endif
+  }
+
   std::int64_t plane_floats() const { return padded_h_ * geometry_.row_pitch; }
   // One input plane into a padded buffer's interior, row by row.
   void copy_plane(const float* from, float* padded) const {
@@ -170,6 +308,7 @@ class DepthwiseRowsConv final : public PlannedConv {
 
   ConvProblem p_;
   int threads_;
+  bool narrow_;  // narrow_plane(p_)
   std::int64_t padded_h_, phase_width_;
   PlaneGeometry geometry_;
   std::unique_ptr<float[], detail::AlignedFree> taps_, bias_;  // [C][R][S] as PyTorch's, [C]
