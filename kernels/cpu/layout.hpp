@@ -42,7 +42,7 @@ template <int kLanes>
 inline __m512 shuffle_lanes(__m512 a, __m512 b) { return _mm512_mask_shuffle_f32x4(a, 0xffff, a, b, kLanes); }
 }  // namespace transpose_detail
 
-inline void transpose_16x16(__m512 (&r)[16]) {
+[[gnu::always_inline]] inline void transpose_16x16(__m512 (&r)[16]) {
   using namespace transpose_detail;
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {  // interleave pairs of rows: 1-float granules
@@ -71,7 +71,10 @@ inline void transpose_16x16(__m512 (&r)[16]) {
 // Transposes 8 x 8 floats in registers (r[i] lane j <-> r[j] lane i): 24 shuffles. The AVX2
 // counterpart of transpose_16x16, for 8-float blocks: Zen 3's 8-lane gathers and the scalar
 // copies through L1 it replaces cost several times more (bench/RESULTS.md, "AVX2 transposes").
-inline void transpose_8x8(__m256 (&r)[8]) {
+// Always inlined (as transpose_16x16): as a call its vectors go through memory both ways, and GCC
+// 12 left 89 of its uses as calls, cpu.02's 1 x 1 epilogue among them once that file had more tiles
+// (mb32ic16ih32oc32oh32kh1: 0.45 -> 0.62 ms).
+[[gnu::always_inline]] inline void transpose_8x8(__m256 (&r)[8]) {
   __m256 t[8];
   for (int i = 0; i < 8; i += 2) {  // interleave pairs of rows: 1-float granules
     t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
