@@ -11,18 +11,18 @@
 // 28 FMAs, ...), plan timing them on large layers and keeping the fastest for this machine; AVX2
 // (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures a tile's ceiling.
 // Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows of the output plane.
+// 1 x 1 layers of K <= 64 read the NCHW input in place (no reorder: the reorder's cost is per K).
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
 // Measured: 176-182 GFLOP/s, 88-89% of the FMA peak, 1.04-1.08x oneDNN on mb32ic64ih56oc64oh56kh3ph1
-//   (2-core Zen 3 VM, AVX2; 58% before its weights stayed in registers, microkernel.hpp); 266 GFLOP/s,
-//   ~75% of a quiet peak, 1.1x oneDNN on a 2-core Ice Lake VM (AVX-512, 4 x 7). Plane tiles on 8 x 8
-//   layers 0.6-0.7x -> 0.84-0.99x oneDNN; 3 x 3 tap loops unrolled: stride-2 3 x 3 layers 0.88-0.92x ->
-//   1.03x (Zen 2); 1 x 1 with no per-channel index arithmetic: 0.6-0.8x -> 0.84-1.2x (Ice Lake, batch 1).
-// More (the experiments kept and dropped): docs/kernel-notes.md#cpu02_direct_xsimd
+//   (2-core Zen 3 VM, AVX2); ~75% of a quiet peak, 1.1x oneDNN on a 2-core Ice Lake VM (AVX-512, 4 x 7).
+//   Zen 3, against oneDNN: 1 x 1 in place (K <= 64) 1.0-1.1x -> 1.3-1.8x at batch 1, 1.0x -> 1.15-1.2x
+//   at batch 32. The history, kept and dropped: docs/kernel-notes.md#cpu02_direct_xsimd
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -68,6 +68,19 @@ constexpr auto side_tiles() {
   return std::array{conv_tiles<false, kSide>(), conv_tiles<true, kSide>()};
 }
 constexpr std::array kTiles = {side_tiles<kSides[0]>(), side_tiles<kSides[1]>(), side_tiles<kSides[2]>()};
+
+// A tile of kTile neighbouring pixels of an NCHW input's plane, for a 1 x 1 layer that reads its
+// input in place (reads_input_in_place): channels H*W floats apart, pixels one.
+template <int kTile, int kKBlocks>
+void conv_tile_in_place(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
+                        float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
+  Vec acc[kKBlocks][kTile];
+  accumulate_at<kTile, kKBlocks, 1, true>(acc, in, w, g, [](int x) { return x; });
+  for (int kb = 0; kb < kKBlocks; ++kb)
+    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
+                    out_channel_stride, k_valid - kb * kBlock);
+}
+constexpr auto kInPlaceTiles = tile_table([]<int kW, int kKB>() { return &conv_tile_in_place<kW, kKB>; });
 
 // A tile of kTile pixels anywhere in the output plane (several rows), pixel x's taps at
 // in + offsets[x]; its outputs are consecutive in the NCHW plane, so the epilogue is conv_tile's.
@@ -142,6 +155,30 @@ ConvProblem one_row_if_pointwise(const ConvProblem& p, int threads, int tile_k_b
   return row;
 }
 
+// 1 x 1, stride-1, unpadded layers with few output channels read their NCHW input in place, with
+// no reorder: a tile's broadcasts are then H*W floats apart from channel to channel instead of one,
+// and its pixels one float apart. The reorder reads and writes every input float once more, which
+// the layer's K output channels share; in place, each group of output channels reads the input's
+// lines again, from further away. On Zen 3 (AVX2, interleaved with oneDNN, three runs) in place won
+// with K = 16-64 (mobilenet-v2's projections: 0.98-1.08x -> 1.43-1.73x oneDNN at batch 1, 1.00x ->
+// 1.07-1.11x at batch 32) and lost from K = 144 (0.99x -> 0.79x). Not where a tile's channel rows
+// fall into too few L1 sets: planes a multiple of 4 KiB apart map every channel's line to one set
+// (8 ways), and mobilenet-tiny's 32 x 32, C = 16 layer ran 0.81x -> 0.58x in place.
+constexpr std::int64_t kInPlaceMaxOutputs = 64;
+constexpr std::int64_t kL1SetSpan = 4096, kL1Line = 64, kL1Ways = 8;  // 64 sets of 8 lines (x86 L1D)
+bool reads_input_in_place(const ConvProblem& p) {
+  const std::int64_t plane_bytes = p.h * p.w * static_cast<std::int64_t>(sizeof(float));
+  // The sets that a pixel's line in each channel can fall into, one plane apart.
+  const std::int64_t sets_used = std::min(kL1SetSpan / std::gcd(plane_bytes, kL1SetSpan), kL1SetSpan / kL1Line);
+  return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && !p.has_padding() &&
+         p.k <= kInPlaceMaxOutputs && (p.c + sets_used - 1) / sets_used <= kL1Ways;
+}
+// A tile's strides over an NCHW image, for reads_input_in_place layers.
+TileGeometry nchw_tile_geometry(const ConvProblem& p) {
+  const std::int64_t plane = p.h * p.w;
+  return {.channels = p.c, .r = 1, .s = 1, .in_block_stride = kBlock * plane, .in_tap_row = 0, .in_tap_col = 0,
+          .in_pixel = 1, .w_block_stride = p.c * kBlock, .in_channel = plane};
+}
 // Layers of fewer FLOPs per image than this take the first choice unmeasured: the
 // measurement would cost more than any difference could repay.
 constexpr double kTileChoiceMinFlops = 2e7;
@@ -154,7 +191,8 @@ class DirectXsimdConv final : public PlannedConv {
         threads_(threads),
         by_image_(shares_whole_images(p_.n, threads)),
         image_(padded_input_image(p_, input_block(p_))),
-        geometry_(tile_geometry(p_, image_, p_.c, p_.c * p_.r * p_.s * kBlock)),
+        in_place_(reads_input_in_place(p_)),
+        geometry_(in_place_ ? nchw_tile_geometry(p_) : tile_geometry(p_, image_, p_.c, p_.c * p_.r * p_.s * kBlock)),
         k_blocks_((p_.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, tile_k_blocks),
         widest_(max_tile_width(k_groups_.size(0))),
@@ -163,16 +201,20 @@ class DirectXsimdConv final : public PlannedConv {
         plane_(rows_too_short(p_.out_w(), widest_)),
         chunks_(p_.out_h() * p_.out_w(), plane_chunk_pixels(p_.out_h() * p_.out_w(), widest_, k_groups_.parts, threads,
                                                           by_image_)),
-        plane_offsets_(plane_ ? plane_offset_table(p_, image_, geometry_.in_pixel) : std::vector<std::int64_t>()),
+        plane_offsets_(plane_ && !in_place_ ? plane_offset_table(p_, image_, geometry_.in_pixel)
+                                            : std::vector<std::int64_t>()),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
 
-  std::size_t workspace_bytes() const override { return blocked_copies_bytes(image_, by_image_, threads_); }
+  std::size_t workspace_bytes() const override {
+    return in_place_ ? 0 : blocked_copies_bytes(image_, by_image_, threads_);
+  }
   std::size_t weight_bytes() const override {
     return static_cast<std::size_t>(k_blocks_ * (p_.c * p_.r * p_.s + 1) * kBlock) * sizeof(float);
   }
 
   void run(const float* input, float* output, void* workspace) const override {
+    if (in_place_) return run_in_place(input, output);
     float* copies = aligned_workspace(workspace);
     // An item is one output row for one group of output-channel blocks (collapse(y, group) order).
     // Or, with rows too short for full tiles, one chunk of the output plane.
@@ -185,18 +227,43 @@ class DirectXsimdConv final : public PlannedConv {
                            });
   }
 
-  std::string explain() const override { return explanation_; }
+  std::string explain() const override {
+    if (!in_place_) return explanation_;
+    const std::string in_place = fmt::format("reads the NCHW input in place (1 x 1, K <= {}: no reorder)", kInPlaceMaxOutputs);
+    return explanation_.empty() ? in_place : explanation_ + "; " + in_place;
+  }
   void set_explanation(std::string why) { explanation_ = std::move(why); }
   int tile_k_blocks() const { return k_groups_.size(0); }
 
   // The input's NCHW -> padded NCHWc reorder alone. The output's conversion back to NCHW is the
   // epilogue's transpose, fused into the tile: it cannot be timed apart and stays in the total.
-  bool changes_layout() const override { return true; }
+  bool changes_layout() const override { return !in_place_; }
   void run_layout_changes_only(const float* input, float*, void* workspace) const override {
     reorder_blocked_images(input, p_.n, image_, aligned_workspace(workspace), by_image_, threads_);
   }
 
  private:
+  // run for reads_input_in_place layers: the same items, each reading the NCHW image itself.
+  void run_in_place(const float* input, float* output) const {
+    const std::int64_t groups = k_groups_.parts, items = (plane_ ? chunks_.parts : p_.out_h()) * groups;
+    auto work = [&](std::int64_t n, std::int64_t item) {
+      const float* image = input + n * p_.c * p_.h * p_.w;
+      if (plane_) convolve_chunk(image, output, n, item / groups, item % groups);
+      else convolve_row(image, output, n, item / groups, item % groups);
+    };
+    if (by_image_) {
+#pragma omp parallel for schedule(static) num_threads(threads_)
+      for (std::int64_t n = 0; n < p_.n; ++n)
+        for (std::int64_t item = 0; item < items; ++item) work(n, item);
+      return;
+    }
+#pragma omp parallel num_threads(threads_)
+    for (std::int64_t n = 0; n < p_.n; ++n) {
+#pragma omp for schedule(static)
+      for (std::int64_t item = 0; item < items; ++item) work(n, item);
+    }
+  }
+
   // Output row y of image n for the output-channel blocks of one group, from the padded image.
   void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t group) const {
     const std::int64_t oh = p_.out_h(), ow = p_.out_w();
@@ -204,8 +271,8 @@ class DirectXsimdConv final : public PlannedConv {
     const int kbs = k_groups_.size(group);
     const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
-    const float* in_row = blocked + y * p_.stride_h * image_.row_stride();
-    const auto& tiles = kTiles[side_][p_.stride_w == 1 ? 1 : 0];
+    const float* in_row = blocked + y * p_.stride_h * (in_place_ ? p_.w : image_.row_stride());
+    const auto& tiles = in_place_ ? kInPlaceTiles : kTiles[side_][p_.stride_w == 1 ? 1 : 0];
     if (prefetch_output_ && y + 1 < oh)
       prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
     for_each_tile(
@@ -227,6 +294,9 @@ class DirectXsimdConv final : public PlannedConv {
     for_each_tile(
         chunks_.size(chunk),
         [&](std::int64_t x0, int width) {
+          if (in_place_)  // the plane's pixels are consecutive in NCHW: a row tile reads them
+            return kInPlaceTiles[kbs - 1][width - 1](blocked + first + x0, w, bias_.get() + kb0 * kBlock, geometry_,
+                                                     epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
           kPlaneTiles[side_][kbs - 1][width - 1](blocked, plane_offsets_.data() + first + x0, w, bias_.get() + kb0 * kBlock,
                                           geometry_, epilogue_.activation, out + x0, plane, p_.k - kb0 * kBlock);
         },
@@ -239,6 +309,7 @@ class DirectXsimdConv final : public PlannedConv {
   // Whole images per thread when the batch shares out evenly (or nearly: many images).
   bool by_image_;
   PaddedBlockedImage image_;
+  bool in_place_;  // reads_input_in_place: no NCHWc copy
   TileGeometry geometry_;
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most the tile's

@@ -75,6 +75,7 @@ struct TileGeometry {
   std::int64_t in_tap_col;       // one kernel column further
   std::int64_t in_pixel;         // one output pixel further
   std::int64_t w_block_stride;   // between output-channel blocks of the packed weights
+  std::int64_t in_channel = 1;   // between the channels of a block, when accumulate_at's kNchw: H*W
 };
 
 // A tile's strides over `image`, a padded NCHWc copy of p's input (padded_input_image).
@@ -106,7 +107,8 @@ inline TileGeometry tile_geometry(const ConvProblem& p, const PaddedBlockedImage
 // loads per FMA where the tile needs 0.67; keep_in_register on each loaded vector stops that
 // (on a local: on the array element, GCC kept the whole tile in memory). cpu.02 on resnet18's 3 x 3
 // layers, Zen 3: 0.92x -> 1.09x oneDNN. With 32 registers GCC folds nothing; its code is unchanged.
-template <int kTile, int kKBlocks, int kSide = 0, class PixelOffset>
+// kNchw: the input is NCHW, its channels g.in_channel floats apart (in NCHWc: one, a constant).
+template <int kTile, int kKBlocks, int kSide = 0, bool kNchw = false, class PixelOffset>
 inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
                           PixelOffset offset) {
   const std::int64_t r = kSide > 0 ? kSide : g.r, s = kSide > 0 ? kSide : g.s;
@@ -117,8 +119,9 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
   // (a 1 x 1 tile's 24 FMAs came with 20 other instructions).
   for (std::int64_t c0 = 0; c0 < g.channels; c0 += kBlock) {
     const float* in_c = in + (c0 / kBlock) * g.in_block_stride;
-    const float* const block_end = in_c + std::min<std::int64_t>(kBlock, g.channels - c0);
-    for (; in_c != block_end; ++in_c) {
+    const std::int64_t step = kNchw ? g.in_channel : 1;
+    const float* const block_end = in_c + std::min<std::int64_t>(kBlock, g.channels - c0) * step;
+    for (; in_c != block_end; in_c += step) {
       for (std::int64_t i = 0; i < r; ++i) {
         for (std::int64_t j = 0; j < s; ++j, w += kBlock) {
           const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
