@@ -16,7 +16,7 @@
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
 // Measured: 176-182 GFLOP/s, 88-89% of the FMA peak, 1.04-1.08x oneDNN on mb32ic64ih56oc64oh56kh3ph1
 //   (2-core Zen 3 VM, AVX2); ~75% of a quiet peak, 1.1x oneDNN on a 2-core Ice Lake VM (AVX-512, 4 x 7).
-//   Zen 3, against oneDNN: 1 x 1 in place (K <= 64) 1.0-1.1x -> 1.3-1.8x at batch 1, 1.0x -> 1.15-1.2x
+//   Zen 3, against oneDNN: 1 x 1 in place (K <= 64) 1.0-1.1x -> 1.1-1.8x at batch 1, 1.0-1.05x -> 1.1-1.2x
 //   at batch 32. The history, kept and dropped: docs/kernel-notes.md#cpu02_direct_xsimd
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.02_direct_xsimd,onednn.conv --interleave
 #include <algorithm>
@@ -160,8 +160,8 @@ ConvProblem one_row_if_pointwise(const ConvProblem& p, int threads, int tile_k_b
 // and its pixels one float apart. The reorder reads and writes every input float once more, which
 // the layer's K output channels share; in place, each group of output channels reads the input's
 // lines again, from further away. On Zen 3 (AVX2, interleaved with oneDNN, three runs) in place won
-// with K = 16-64 (mobilenet-v2's projections: 0.98-1.08x -> 1.43-1.73x oneDNN at batch 1, 1.00x ->
-// 1.07-1.11x at batch 32) and lost from K = 144 (0.99x -> 0.79x). Not where a tile's channel rows
+// with K = 16-64 (mobilenet-v2's projections: 1.00-1.08x -> 1.14-1.84x oneDNN at batch 1, 0.97-1.06x
+// -> 1.12-1.21x at batch 32) and lost from K = 144 (0.99x -> 0.79x). Not where a tile's channel rows
 // fall into too few L1 sets: planes a multiple of 4 KiB apart map every channel's line to one set
 // (8 ways), and mobilenet-tiny's 32 x 32, C = 16 layer ran 0.81x -> 0.58x in place.
 constexpr std::int64_t kInPlaceMaxOutputs = 64;
@@ -173,12 +173,14 @@ bool reads_input_in_place(const ConvProblem& p) {
   return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && !p.has_padding() &&
          p.k <= kInPlaceMaxOutputs && (p.c + sets_used - 1) / sets_used <= kL1Ways;
 }
+
 // A tile's strides over an NCHW image, for reads_input_in_place layers.
 TileGeometry nchw_tile_geometry(const ConvProblem& p) {
   const std::int64_t plane = p.h * p.w;
   return {.channels = p.c, .r = 1, .s = 1, .in_block_stride = kBlock * plane, .in_tap_row = 0, .in_tap_col = 0,
           .in_pixel = 1, .w_block_stride = p.c * kBlock, .in_channel = plane};
 }
+
 // Layers of fewer FLOPs per image than this take the first choice unmeasured: the
 // measurement would cost more than any difference could repay.
 constexpr double kTileChoiceMinFlops = 2e7;
@@ -229,7 +231,8 @@ class DirectXsimdConv final : public PlannedConv {
 
   std::string explain() const override {
     if (!in_place_) return explanation_;
-    const std::string in_place = fmt::format("reads the NCHW input in place (1 x 1, K <= {}: no reorder)", kInPlaceMaxOutputs);
+    const std::string in_place =
+        fmt::format("reads the NCHW input in place (1 x 1, K <= {}: no reorder)", kInPlaceMaxOutputs);
     return explanation_.empty() ? in_place : explanation_ + "; " + in_place;
   }
   void set_explanation(std::string why) { explanation_ = std::move(why); }
