@@ -216,8 +216,7 @@ class DirectXsimdConv final : public PlannedConv {
   }
 
   void run(const float* input, float* output, void* workspace) const override {
-    if (in_place_) return run_in_place(input, output);
-    float* copies = aligned_workspace(workspace);
+    float* copies = in_place_ ? nullptr : aligned_workspace(workspace);  // nullptr: no reorder
     // An item is one output row for one group of output-channel blocks (collapse(y, group) order).
     // Or, with rows too short for full tiles, one chunk of the output plane.
     const std::int64_t groups = k_groups_.parts;
@@ -246,27 +245,6 @@ class DirectXsimdConv final : public PlannedConv {
   }
 
  private:
-  // run for reads_input_in_place layers: the same items, each reading the NCHW image itself.
-  void run_in_place(const float* input, float* output) const {
-    const std::int64_t groups = k_groups_.parts, items = (plane_ ? chunks_.parts : p_.out_h()) * groups;
-    auto work = [&](std::int64_t n, std::int64_t item) {
-      const float* image = input + n * p_.c * p_.h * p_.w;
-      if (plane_) convolve_chunk(image, output, n, item / groups, item % groups);
-      else convolve_row(image, output, n, item / groups, item % groups);
-    };
-    if (by_image_) {
-#pragma omp parallel for schedule(static) num_threads(threads_)
-      for (std::int64_t n = 0; n < p_.n; ++n)
-        for (std::int64_t item = 0; item < items; ++item) work(n, item);
-      return;
-    }
-#pragma omp parallel num_threads(threads_)
-    for (std::int64_t n = 0; n < p_.n; ++n) {
-#pragma omp for schedule(static)
-      for (std::int64_t item = 0; item < items; ++item) work(n, item);
-    }
-  }
-
   // Output row y of image n for the output-channel blocks of one group, from the padded image.
   void convolve_row(const float* blocked, float* output, std::int64_t n, std::int64_t y, std::int64_t group) const {
     const std::int64_t oh = p_.out_h(), ow = p_.out_w();

@@ -47,6 +47,16 @@ struct PlaneGeometry {
   Activation activation;
 };
 
+// One output row's vector at `to`: whole where it ends inside the plane (its extra lanes land in
+// later rows, which are stored after it), else only its first `lanes` floats (a plane's last rows).
+inline void store_row_vector(Vec result, float* to, bool inside_plane, std::int64_t lanes) {
+  if (inside_plane) return result.store_unaligned(to);
+  alignas(Tensor::kAlignment) float part[kBlock];
+  result.store_aligned(part);
+  // Not copy_floats: GCC 12 cannot rule out its whole-vector branch here and warns (-Warray-bounds).
+  for (std::int64_t x = 0; x < lanes; ++x) to[x] = part[x];
+}
+
 // Output rows [y0, y0 + kStrip) of one channel, columns [x0, x0 + block), of which the first
 // `lanes` are stored: taps summed in the order (i, j), bias added last. k3x3: the kernel is 3 x 3,
 // the tap loops unrolled (as cpu.02's, microkernel.hpp). kStride: the stride across (1 or 2).
@@ -64,16 +74,9 @@ inline void strip_vector(const float* padded, const float* taps, float bias, con
     }
   for (int y = 0; y < kStrip; ++y) {
     const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
-    float* to = out + (y0 + y) * g.out_w + x0;
-    // A row narrower than a vector is stored whole too where the vector ends inside the plane: its
-    // extra lanes land in the next rows, which are stored after it. The last rows only in part.
-    if (lanes == kBlock || (y0 + y) * g.out_w + kBlock <= g.out_h * g.out_w) {
-      result.store_unaligned(to);
-    } else {
-      alignas(Tensor::kAlignment) float part[kBlock];
-      result.store_aligned(part);
-      std::copy_n(part, lanes, to);
-    }
+    // A row narrower than a vector is stored whole too where the vector ends inside the plane.
+    store_row_vector(result, out + (y0 + y) * g.out_w + x0,
+                     lanes == kBlock || (y0 + y) * g.out_w + kBlock <= g.out_h * g.out_w, lanes);
   }
 }
 
@@ -184,15 +187,7 @@ void narrow_strip(const float* plane, const float* taps, float bias, const Narro
   });
   for (int y = 0; y < kStrip; ++y) {
     const Vec result = activate_vec(g.activation, acc[y] + Vec(bias));
-    float* to = out + (y0 + y) * g.out_w;
-    // Whole where the vector ends inside the plane: its extra lanes land in later rows, stored after.
-    if ((y0 + y) * g.out_w + kBlock <= g.out_plane) {
-      result.store_unaligned(to);
-    } else {
-      alignas(Tensor::kAlignment) float part[kBlock];
-      result.store_aligned(part);
-      for (std::int64_t x = 0; x < g.out_w; ++x) to[x] = part[x];
-    }
+    store_row_vector(result, out + (y0 + y) * g.out_w, (y0 + y) * g.out_w + kBlock <= g.out_plane, g.out_w);
   }
 }
 

@@ -169,11 +169,27 @@ inline bool shares_whole_images(std::int64_t images, int threads) {
 // group > 1 (whole_images only): a thread takes `group` images n.. at a time into consecutive
 // copies (the last group may be short) and work(n, first copy, item, thread) spans them all, for
 // kernels whose images are too small to fill their tiles alone.
+// copies == nullptr (group 1): the same schedule with no reorder, work reading NCHW image n itself
+// (cpu.02's 1 x 1 layers read in place).
 template <class Work>
 void for_each_blocked_image(const float* input, std::int64_t images, const PaddedBlockedImage& image, float* copies,
                             bool whole_images, int threads, std::int64_t items, Work&& work,
                             std::int64_t group = 1) {
   const std::int64_t image_in = image.channels * image.height * image.width;
+  if (copies == nullptr) {
+    if (whole_images) {
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (std::int64_t n = 0; n < images; ++n)
+        for (std::int64_t item = 0; item < items; ++item) work(n, input + n * image_in, item, omp_get_thread_num());
+      return;
+    }
+#pragma omp parallel num_threads(threads)
+    for (std::int64_t n = 0; n < images; ++n) {
+#pragma omp for schedule(static)
+      for (std::int64_t item = 0; item < items; ++item) work(n, input + n * image_in, item, omp_get_thread_num());
+    }
+    return;
+  }
   if (whole_images) {
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t first = 0; first < images; first += group) {
