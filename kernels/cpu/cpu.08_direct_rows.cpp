@@ -17,7 +17,7 @@
 // Measured: C = 3 first layers (mb32ic3ih32oc16oh32kh3ph1) 1.17-1.22x oneDNN where cpu.02 reached
 //   0.89-0.92x; 8 x 8 maps (mb32ic64ih8oc64oh8kh3ph1) 0.89x, cpu.02 0.80x (2-core Zen 2 VM, AVX2,
 //   interleaved, median of three runs). Stride 2, C = 3 at 224 x 224 (Zen 3): 3 x 3 batch 1 1.32x
-//   (cpu.02 0.92x), 7 x 7 0.98x (0.85x); batch 32 0.77x and 0.90x (0.70x, 0.87x).
+//   (cpu.02 0.92x), 7 x 7 0.98x (0.85x); batch 32, in bands of kBandBytes, 1.14x and 1.01x.
 // Run: build/convlab conv --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.02_direct_xsimd,cpu.08_direct_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
@@ -40,6 +40,10 @@ namespace {
 
 constexpr int kChannels = 4;                              // output channels per tile
 constexpr int kVectors = kVectorRegisters == 32 ? 6 : 3;  // output vectors per tile
+// The most a band's padded copy may take: a whole 224 x 224 image's (650 KiB, over a Zen 3 L2)
+// was read back from L3 after the output lines streaming past had pushed it out of L2. Bands of
+// 32-128 KiB measured alike: mobilenet-v2's first layer at batch 32 7.5 -> 6.6 ms (Zen 3).
+constexpr std::int64_t kBandBytes = 64 << 10;
 
 // A band of output rows and the padded copy of the input rows it reads.
 struct BandGeometry {
@@ -104,21 +108,30 @@ class DirectRowsConv final : public PlannedConv {
         prefetch_output_(prefetch_output_pays(p)),
         k_padded_((p.k + kChannels - 1) / kChannels * kChannels) {
     const std::int64_t vectors_per_row = (p.out_w() + kBlock - 1) / kBlock;
-    // Work items (image, band of rows, chunk of output channels): a few per thread. Whole images
-    // at batch 32; at batch 1 bands of rows while each keeps several tiles of vectors, then
-    // chunks of channels (a small plane has too few vectors to split).
-    const std::int64_t wanted = (4 * threads + p.n - 1) / p.n, groups = k_padded_ / kChannels;
-    const std::int64_t most_bands = std::max<std::int64_t>(1, p.out_h() * vectors_per_row / (4 * kVectors));
-    bands_ = std::clamp<std::int64_t>(wanted, 1, std::min(most_bands, p.out_h()));
-    band_rows_ = (p.out_h() + bands_ - 1) / bands_;
-    bands_ = (p.out_h() + band_rows_ - 1) / band_rows_;
-    chunks_ = std::clamp<std::int64_t>((wanted + bands_ - 1) / bands_, 1, groups);
     // A phase holds every vector of an output row and its taps (and at stride 2 its half of the
     // input row): tap column j is phase j % stride, j / stride floats on.
     const std::int64_t sw = p.stride_w, span = (p.s - 1) * p.dilation_w;
     std::int64_t phase_floats = vectors_per_row * kBlock + span / sw;
     if (sw == 2) phase_floats = std::max(phase_floats, (p.pad_w + p.w + 1) / 2);
     const std::int64_t row_floats = sw * phase_floats;
+    // Work items (image, band of rows, chunk of output channels): a few per thread. At batch 1
+    // bands of rows while each keeps several tiles of vectors, then chunks of channels (a small
+    // plane has too few vectors to split). At batch 32 whole images, unless an image's copy is over
+    // kBandBytes: then bands within it (only there, as more bands at batch 1 would unbalance the
+    // threads: 13 bands on 2 threads cost resnet18's conv1 12%).
+    const std::int64_t wanted = (4 * threads + p.n - 1) / p.n, groups = k_padded_ / kChannels;
+    std::int64_t bands = wanted;
+    if (wanted == 1) {
+      const std::int64_t rows_in_budget = kBandBytes / static_cast<std::int64_t>(sizeof(float) * p.c * row_floats);
+      const std::int64_t halo = (p.r - 1) * p.dilation_h;
+      const std::int64_t band_rows = std::max<std::int64_t>(1, (rows_in_budget - halo - 1) / p.stride_h + 1);
+      bands = (p.out_h() + band_rows - 1) / band_rows;
+    }
+    const std::int64_t most_bands = std::max<std::int64_t>(1, p.out_h() * vectors_per_row / (4 * kVectors));
+    bands_ = std::clamp<std::int64_t>(bands, 1, std::min(most_bands, p.out_h()));
+    band_rows_ = (p.out_h() + bands_ - 1) / bands_;
+    bands_ = (p.out_h() + band_rows_ - 1) / band_rows_;
+    chunks_ = std::clamp<std::int64_t>((wanted + bands_ - 1) / bands_, 1, groups);
     in_rows_ = (band_rows_ - 1) * p.stride_h + (p.r - 1) * p.dilation_h + 1;
     g_ = {{}, row_floats, phase_floats, in_rows_ * row_floats, p.out_w(), p.out_h() * p.out_w(), vectors_per_row,
           e.activation};
