@@ -66,6 +66,8 @@ const SweepShape kSweep[] = {
     {"pointwise, 5 x 7 planes sharing column panels, channel blocks summed across images (cpu.06)",
      "mb3ic140ih5iw7oc20kh1"},
     {"pointwise, 7 x 8 planes read as one row of 56 pixels, a channel tail (cpu.02)", "mb4ic20ih7iw8oc20kh1"},
+    {"pointwise 14 x 14 at batch 1, many channels, a channel tail: cpu.06's rows-first schedule on 2 threads",
+     "mb1ic8ih14oc382oh14kh1"},
     {"a batch whose images' copies are over cpu.08's band budget: bands of 7, 7 and 1 rows",
      "mb16ic64ih15iw24oc8kh3ph1"},
 };

@@ -14,10 +14,12 @@
 //   76% of the peak, 0.95x oneDNN on mb32ic256ih28oc256oh28kh1 (4 x 3 and 3 x 4 tiles: 0.75x). Images
 //   sharing panels: mobilenet-v2's 7 x 7 layers at batch 32 0.63-0.70x -> 0.80-0.91x oneDNN (a 7 x 7
 //   plane had filled 49 of 64 columns), 14 x 14 0.75-0.93x -> 0.93-1.06x (2-core Zen 3 VM, AVX2).
+//   Rows first where column blocks split unevenly: 14 x 14, K = 384-576, batch 1 1.01-1.05x -> 1.10-1.14x.
 // More: docs/kernel-notes.md#cpu06_pointwise_xsimd
 // Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -39,6 +41,9 @@ constexpr std::int64_t kNr = kNv * kLanes;     // output columns (pixels) per re
 constexpr std::int64_t kKc = 128;              // input channels per cache block
 constexpr std::int64_t kColBlock = 8 * kNr;    // pixels per parallel task
 constexpr std::int64_t kRowBlock = 16 * kMr;   // output channels per parallel task
+// Packing a column's input channels costs about what two weight panels' FMAs on it do: packing was
+// 14% of the time on a 16-panel layer (mobilenet-v2 features.12.conv.2, perf, Zen 3).
+constexpr std::int64_t kPackPanels = 2;
 
 // Where a tile's accumulators start and end: `first` block starts from the bias, later blocks from
 // the partial sums already in the output; the `last` block applies the activation.
@@ -106,7 +111,7 @@ void edge_tile(const float* panel, const float* bias, const float* pixels, std::
 class PointwiseConv final : public PlannedConv {
  public:
   PointwiseConv(const ConvProblem& p, const ConvWeights& w, Epilogue e)
-      : p_(p), epilogue_(e), threads_(std::max(1, omp_get_max_threads())), row_panels_(row_block_panels(p, threads_)) {
+      : p_(p), epilogue_(e), threads_(std::max(1, omp_get_max_threads())), schedule_(pick_schedule(p, threads_)) {
     const std::int64_t panels = (p.k + kMr - 1) / kMr;
     // Packed weights: panel q, channel c, row r at ((q * C) + c) * kMr + r; rows past K are zero.
     packed_.assign(static_cast<std::size_t>(panels * p.c * kMr), 0.0f);
@@ -137,15 +142,15 @@ class PointwiseConv final : public PlannedConv {
     }
     const std::int64_t columns = p_.n * pixels();
     const EvenSplit col_blocks = column_blocks(p_);
-    const std::int64_t row_blocks = ((p_.k + kMr - 1) / kMr + row_panels_ - 1) / row_panels_;
+    const std::int64_t row_blocks = schedule_.row_blocks(p_.k), tasks = col_blocks.parts * row_blocks;
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, omp_get_max_threads()));
-#pragma omp parallel for collapse(2) schedule(static) num_threads(threads)
-    for (std::int64_t cb = 0; cb < col_blocks.parts; ++cb)
-      for (std::int64_t rb = 0; rb < row_blocks; ++rb) {
-        const std::int64_t x0 = col_blocks.begin(cb) * kNr, x1 = std::min(columns, x0 + col_blocks.size(cb) * kNr);
-        block(gemm_in, output, pack + omp_get_thread_num() * kThreadFloats, rb * row_panels_ * kMr,
-              std::min(p_.k, (rb + 1) * row_panels_ * kMr), x0, x1);
-      }
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::int64_t task = 0; task < tasks; ++task) {
+      const auto [cb, rb] = schedule_.task(task, col_blocks.parts, row_blocks);
+      const std::int64_t x0 = col_blocks.begin(cb) * kNr, x1 = std::min(columns, x0 + col_blocks.size(cb) * kNr);
+      block(gemm_in, output, pack + omp_get_thread_num() * kThreadFloats, rb * schedule_.row_panels * kMr,
+            std::min(p_.k, (rb + 1) * schedule_.row_panels * kMr), x0, x1);
+    }
   }
 
  private:
@@ -160,16 +165,58 @@ class PointwiseConv final : public PlannedConv {
     return EvenSplit((p.n * p.out_h() * p.out_w() + kNr - 1) / kNr, kColBlock / kNr);
   }
 
-  // kMr-row weight panels per parallel task: kRowBlock rows, or, when the images and column
-  // blocks are fewer than the threads, the panels split evenly among them. A 128-channel 8 x 8
-  // layer at batch 1 was one column block and row blocks of 96 and 32 rows, one thread doing 3x
-  // the other's work: 0.96x oneDNN, 1.30x split evenly (Zen 2, 2 threads).
-  static std::int64_t row_block_panels(const ConvProblem& p, std::int64_t threads) {
-    const std::int64_t panels = (p.k + kMr - 1) / kMr;
-    const std::int64_t tasks = column_blocks(p).parts;
-    if (tasks >= threads) return kRowBlock / kMr;
-    const std::int64_t blocks = std::min(panels, (threads + tasks - 1) / tasks);
-    return std::min(kRowBlock / kMr, (panels + blocks - 1) / blocks);
+  // The parallel tasks, (column block, row block of row_panels kMr-row weight panels), in the
+  // order the static schedule deals them out in contiguous runs: column blocks first, or rows
+  // first (each thread then takes whole row blocks across every column).
+  struct Schedule {
+    std::int64_t row_panels;
+    bool rows_first;
+    std::int64_t row_blocks(std::int64_t k) const { return ((k + kMr - 1) / kMr + row_panels - 1) / row_panels; }
+    std::pair<std::int64_t, std::int64_t> task(std::int64_t i, std::int64_t col_parts, std::int64_t row_blocks) const {
+      return rows_first ? std::pair{i % col_parts, i / col_parts} : std::pair{i / row_blocks, i % row_blocks};
+    }
+  };
+
+  // The busiest thread's work under OpenMP's static schedule (contiguous runs differing by at most
+  // one task), in output vectors x weight panels: a partial column panel counts its vectors, and
+  // each task's packing of its columns counts as kPackPanels more panels.
+  static std::int64_t busiest_thread(const ConvProblem& p, std::int64_t threads, const Schedule& s) {
+    const EvenSplit cols = column_blocks(p);
+    const std::int64_t columns = p.n * p.out_h() * p.out_w(), panels = (p.k + kMr - 1) / kMr;
+    const std::int64_t row_blocks = s.row_blocks(p.k), tasks = cols.parts * row_blocks;
+    std::int64_t busiest = 0;
+    for (std::int64_t t = 0, first = 0; t < threads; ++t) {
+      const std::int64_t count = tasks / threads + (t < tasks % threads ? 1 : 0);
+      std::int64_t work = 0;
+      for (std::int64_t i = first; i < first + count; ++i) {
+        const auto [cb, rb] = s.task(i, cols.parts, row_blocks);
+        const std::int64_t x0 = cols.begin(cb) * kNr, x1 = std::min(columns, x0 + cols.size(cb) * kNr);
+        const std::int64_t rows = std::min(panels, (rb + 1) * s.row_panels) - rb * s.row_panels;
+        work += (x1 - x0 + kLanes - 1) / kLanes * (rows + kPackPanels);
+      }
+      busiest = std::max(busiest, work);
+      first += count;
+    }
+    return busiest;
+  }
+
+  // Column blocks first, with kRowBlock rows per task, or, when the images and column blocks are
+  // fewer than the threads, the panels split evenly among them (a 128-channel 8 x 8 layer at batch
+  // 1 had been one column block and row blocks of 96 and 32 rows: 0.96x oneDNN, 1.30x split evenly,
+  // Zen 2). Rows first when that unloads the busiest thread by over 10%: a 14 x 14 plane at batch 1
+  // is 13 column panels, 7 and 6 on two threads, the last of 4 columns; rows first, each thread
+  // packs all 13 (worth it where K is large: 576 output channels 1.01x -> 1.11x oneDNN, Zen 3).
+  static Schedule pick_schedule(const ConvProblem& p, std::int64_t threads) {
+    const std::int64_t panels = (p.k + kMr - 1) / kMr, tasks = column_blocks(p).parts;
+    Schedule columns_first{kRowBlock / kMr, false};
+    if (tasks < threads) {
+      const std::int64_t blocks = std::min(panels, (threads + tasks - 1) / tasks);
+      columns_first.row_panels = std::min(kRowBlock / kMr, (panels + blocks - 1) / blocks);
+    }
+    const std::int64_t row_blocks = threads * ((panels + threads * kRowBlock / kMr - 1) / (threads * kRowBlock / kMr));
+    const Schedule rows_first{(panels + row_blocks - 1) / row_blocks, true};
+    return 10 * busiest_thread(p, threads, rows_first) < 9 * busiest_thread(p, threads, columns_first) ? rows_first
+                                                                                                        : columns_first;
   }
 
   bool strided() const { return p_.stride_h != 1 || p_.stride_w != 1; }
@@ -242,7 +289,7 @@ class PointwiseConv final : public PlannedConv {
   ConvProblem p_;
   Epilogue epilogue_;
   std::int64_t threads_;  // packing buffers in the workspace
-  std::int64_t row_panels_;  // weight panels per parallel task (row_block_panels)
+  Schedule schedule_;         // the parallel tasks (pick_schedule)
   std::vector<float> packed_, bias_;
 };
 
