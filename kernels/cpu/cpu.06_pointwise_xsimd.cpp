@@ -112,7 +112,7 @@ class PointwiseConv final : public PlannedConv {
  public:
   PointwiseConv(const ConvProblem& p, const ConvWeights& w, Epilogue e)
       : p_(p), epilogue_(e), threads_(std::max(1, omp_get_max_threads())), schedule_(pick_schedule(p, threads_)) {
-    const std::int64_t panels = (p.k + kMr - 1) / kMr;
+    const std::int64_t panels = weight_panels(p.k);
     // Packed weights: panel q, channel c, row r at ((q * C) + c) * kMr + r; rows past K are zero.
     packed_.assign(static_cast<std::size_t>(panels * p.c * kMr), 0.0f);
     bias_.assign(static_cast<std::size_t>(panels * kMr), 0.0f);
@@ -140,14 +140,13 @@ class PointwiseConv final : public PlannedConv {
       gather_strided(input, gathered);
       gemm_in = gathered;
     }
-    const std::int64_t columns = p_.n * pixels();
     const EvenSplit col_blocks = column_blocks(p_);
     const std::int64_t row_blocks = schedule_.row_blocks(p_.k), tasks = col_blocks.parts * row_blocks;
     const int threads = static_cast<int>(std::min<std::int64_t>(threads_, omp_get_max_threads()));
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t task = 0; task < tasks; ++task) {
       const auto [cb, rb] = schedule_.task(task, col_blocks.parts, row_blocks);
-      const std::int64_t x0 = col_blocks.begin(cb) * kNr, x1 = std::min(columns, x0 + col_blocks.size(cb) * kNr);
+      const auto [x0, x1] = column_range(p_, col_blocks, cb);
       block(gemm_in, output, pack + omp_get_thread_num() * kThreadFloats, rb * schedule_.row_panels * kMr,
             std::min(p_.k, (rb + 1) * schedule_.row_panels * kMr), x0, x1);
     }
@@ -165,13 +164,22 @@ class PointwiseConv final : public PlannedConv {
     return EvenSplit((p.n * p.out_h() * p.out_w() + kNr - 1) / kNr, kColBlock / kNr);
   }
 
+  // The columns [x0, x1) of column block cb.
+  static std::pair<std::int64_t, std::int64_t> column_range(const ConvProblem& p, const EvenSplit& blocks,
+                                                            std::int64_t cb) {
+    const std::int64_t x0 = blocks.begin(cb) * kNr;
+    return {x0, std::min(p.n * p.out_h() * p.out_w(), x0 + blocks.size(cb) * kNr)};
+  }
+
+  static std::int64_t weight_panels(std::int64_t k) { return (k + kMr - 1) / kMr; }
+
   // The parallel tasks, (column block, row block of row_panels kMr-row weight panels), in the
   // order the static schedule deals them out in contiguous runs: column blocks first, or rows
   // first (each thread then takes whole row blocks across every column).
   struct Schedule {
     std::int64_t row_panels;
     bool rows_first;
-    std::int64_t row_blocks(std::int64_t k) const { return ((k + kMr - 1) / kMr + row_panels - 1) / row_panels; }
+    std::int64_t row_blocks(std::int64_t k) const { return (weight_panels(k) + row_panels - 1) / row_panels; }
     std::pair<std::int64_t, std::int64_t> task(std::int64_t i, std::int64_t col_parts, std::int64_t row_blocks) const {
       return rows_first ? std::pair{i % col_parts, i / col_parts} : std::pair{i / row_blocks, i % row_blocks};
     }
@@ -182,15 +190,14 @@ class PointwiseConv final : public PlannedConv {
   // each task's packing of its columns counts as kPackPanels more panels.
   static std::int64_t busiest_thread(const ConvProblem& p, std::int64_t threads, const Schedule& s) {
     const EvenSplit cols = column_blocks(p);
-    const std::int64_t columns = p.n * p.out_h() * p.out_w(), panels = (p.k + kMr - 1) / kMr;
-    const std::int64_t row_blocks = s.row_blocks(p.k), tasks = cols.parts * row_blocks;
+    const std::int64_t panels = weight_panels(p.k), row_blocks = s.row_blocks(p.k), tasks = cols.parts * row_blocks;
     std::int64_t busiest = 0;
     for (std::int64_t t = 0, first = 0; t < threads; ++t) {
       const std::int64_t count = tasks / threads + (t < tasks % threads ? 1 : 0);
       std::int64_t work = 0;
       for (std::int64_t i = first; i < first + count; ++i) {
         const auto [cb, rb] = s.task(i, cols.parts, row_blocks);
-        const std::int64_t x0 = cols.begin(cb) * kNr, x1 = std::min(columns, x0 + cols.size(cb) * kNr);
+        const auto [x0, x1] = column_range(p, cols, cb);
         const std::int64_t rows = std::min(panels, (rb + 1) * s.row_panels) - rb * s.row_panels;
         work += (x1 - x0 + kLanes - 1) / kLanes * (rows + kPackPanels);
       }
@@ -207,7 +214,7 @@ class PointwiseConv final : public PlannedConv {
   // is 13 column panels, 7 and 6 on two threads, the last of 4 columns; rows first, each thread
   // packs all 13 (worth it where K is large: 576 output channels 1.01x -> 1.11x oneDNN, Zen 3).
   static Schedule pick_schedule(const ConvProblem& p, std::int64_t threads) {
-    const std::int64_t panels = (p.k + kMr - 1) / kMr, tasks = column_blocks(p).parts;
+    const std::int64_t panels = weight_panels(p.k), tasks = column_blocks(p).parts;
     Schedule columns_first{kRowBlock / kMr, false};
     if (tasks < threads) {
       const std::int64_t blocks = std::min(panels, (threads + tasks - 1) / tasks);

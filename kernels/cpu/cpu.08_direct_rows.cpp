@@ -120,10 +120,10 @@ class DirectRowsConv final : public PlannedConv {
     // kBandBytes: then bands within it (only there, as more bands at batch 1 would unbalance the
     // threads: 13 bands on 2 threads cost resnet18's conv1 12%).
     const std::int64_t wanted = (4 * threads + p.n - 1) / p.n, groups = k_padded_ / kChannels;
+    const std::int64_t halo = (p.r - 1) * p.dilation_h;  // input rows a band reads past its own
     std::int64_t bands = wanted;
     if (wanted == 1) {
       const std::int64_t rows_in_budget = kBandBytes / static_cast<std::int64_t>(sizeof(float) * p.c * row_floats);
-      const std::int64_t halo = (p.r - 1) * p.dilation_h;
       const std::int64_t band_rows = std::max<std::int64_t>(1, (rows_in_budget - halo - 1) / p.stride_h + 1);
       bands = (p.out_h() + band_rows - 1) / band_rows;
     }
@@ -132,7 +132,7 @@ class DirectRowsConv final : public PlannedConv {
     band_rows_ = (p.out_h() + bands_ - 1) / bands_;
     bands_ = (p.out_h() + band_rows_ - 1) / band_rows_;
     chunks_ = std::clamp<std::int64_t>((wanted + bands_ - 1) / bands_, 1, groups);
-    in_rows_ = (band_rows_ - 1) * p.stride_h + (p.r - 1) * p.dilation_h + 1;
+    in_rows_ = (band_rows_ - 1) * p.stride_h + halo + 1;
     g_ = {{}, row_floats, phase_floats, in_rows_ * row_floats, p.out_w(), p.out_h() * p.out_w(), vectors_per_row,
           e.activation};
     for (std::int64_t c = 0; c < p.c; ++c)
