@@ -68,6 +68,8 @@ const SweepShape kSweep[] = {
     {"pointwise, 7 x 8 planes read as one row of 56 pixels, a channel tail (cpu.02)", "mb4ic20ih7iw8oc20kh1"},
     {"pointwise 14 x 14 at batch 1, many channels, a channel tail: cpu.06's rows-first schedule on 2 threads",
      "mb1ic8ih14oc382oh14kh1"},
+    {"pointwise 14 x 14 at batch 1, 96 channels: cpu.06's column blocks mirrored, the partial panel's the larger",
+     "mb1ic8ih14oc96oh14kh1"},
     {"a batch whose images' copies are over cpu.08's band budget: bands of 7, 7 and 1 rows",
      "mb16ic64ih15iw24oc8kh3ph1"},
 };

@@ -14,7 +14,8 @@
 //   76% of the peak, 0.95x oneDNN on mb32ic256ih28oc256oh28kh1 (4 x 3 and 3 x 4 tiles: 0.75x). Images
 //   sharing panels: mobilenet-v2's 7 x 7 layers at batch 32 0.63-0.70x -> 0.80-0.91x oneDNN (a 7 x 7
 //   plane had filled 49 of 64 columns), 14 x 14 0.75-0.93x -> 0.93-1.06x (2-core Zen 3 VM, AVX2).
-//   Rows first where column blocks split unevenly: 14 x 14, K = 384-576, batch 1 1.01-1.05x -> 1.10-1.14x.
+//   Rows first where column blocks split unevenly: 14 x 14, K = 384-576, batch 1 1.01-1.05x -> 1.10-1.14x;
+//   mirrored column blocks (the partial panel in the larger), K = 64-96: 0.96-0.97x -> 0.97-0.99x.
 // More: docs/kernel-notes.md#cpu06_pointwise_xsimd
 // Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
@@ -146,7 +147,7 @@ class PointwiseConv final : public PlannedConv {
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (std::int64_t task = 0; task < tasks; ++task) {
       const auto [cb, rb] = schedule_.task(task, col_blocks.parts, row_blocks);
-      const auto [x0, x1] = column_range(p_, col_blocks, cb);
+      const auto [x0, x1] = column_range(p_, col_blocks, cb, schedule_.larger_last);
       block(gemm_in, output, pack + omp_get_thread_num() * kThreadFloats, rb * schedule_.row_panels * kMr,
             std::min(p_.k, (rb + 1) * schedule_.row_panels * kMr), x0, x1);
     }
@@ -164,11 +165,13 @@ class PointwiseConv final : public PlannedConv {
     return EvenSplit((p.n * p.out_h() * p.out_w() + kNr - 1) / kNr, kColBlock / kNr);
   }
 
-  // The columns [x0, x1) of column block cb.
+  // The columns [x0, x1) of column block cb. EvenSplit makes its larger blocks first; larger_last
+  // mirrors the split, so that the last block, whose last panel may be partial, is a larger one.
   static std::pair<std::int64_t, std::int64_t> column_range(const ConvProblem& p, const EvenSplit& blocks,
-                                                            std::int64_t cb) {
-    const std::int64_t x0 = blocks.begin(cb) * kNr;
-    return {x0, std::min(p.n * p.out_h() * p.out_w(), x0 + blocks.size(cb) * kNr)};
+                                                            std::int64_t cb, bool larger_last) {
+    const std::int64_t mirrored = blocks.parts - 1 - cb, size = blocks.size(larger_last ? mirrored : cb);
+    const std::int64_t x0 = (larger_last ? blocks.count - blocks.begin(mirrored) - size : blocks.begin(cb)) * kNr;
+    return {x0, std::min(p.n * p.out_h() * p.out_w(), x0 + size * kNr)};
   }
 
   static std::int64_t weight_panels(std::int64_t k) { return (k + kMr - 1) / kMr; }
@@ -179,6 +182,7 @@ class PointwiseConv final : public PlannedConv {
   struct Schedule {
     std::int64_t row_panels;
     bool rows_first;
+    bool larger_last = false;  // column_range's order of block sizes
     std::int64_t row_blocks(std::int64_t k) const { return (weight_panels(k) + row_panels - 1) / row_panels; }
     std::pair<std::int64_t, std::int64_t> task(std::int64_t i, std::int64_t col_parts, std::int64_t row_blocks) const {
       return rows_first ? std::pair{i % col_parts, i / col_parts} : std::pair{i / row_blocks, i % row_blocks};
@@ -197,7 +201,7 @@ class PointwiseConv final : public PlannedConv {
       std::int64_t work = 0;
       for (std::int64_t i = first; i < first + count; ++i) {
         const auto [cb, rb] = s.task(i, cols.parts, row_blocks);
-        const auto [x0, x1] = column_range(p, cols, cb);
+        const auto [x0, x1] = column_range(p, cols, cb, s.larger_last);
         const std::int64_t rows = std::min(panels, (rb + 1) * s.row_panels) - rb * s.row_panels;
         work += (x1 - x0 + kLanes - 1) / kLanes * (rows + kPackPanels);
       }
@@ -213,6 +217,8 @@ class PointwiseConv final : public PlannedConv {
   // Zen 2). Rows first when that unloads the busiest thread by over 10%: a 14 x 14 plane at batch 1
   // is 13 column panels, 7 and 6 on two threads, the last of 4 columns; rows first, each thread
   // packs all 13 (worth it where K is large: 576 output channels 1.01x -> 1.11x oneDNN, Zen 3).
+  // Columns first, the blocks mirrored where that unloads the busiest thread: the 7 panels to the
+  // block with the partial one (K = 96: 14 + 11 vectors -> 12 + 13, 0.96x -> 0.97-0.99x oneDNN).
   static Schedule pick_schedule(const ConvProblem& p, std::int64_t threads) {
     const std::int64_t panels = weight_panels(p.k), tasks = column_blocks(p).parts;
     Schedule columns_first{kRowBlock / kMr, false};
@@ -222,8 +228,10 @@ class PointwiseConv final : public PlannedConv {
     }
     const std::int64_t row_blocks = threads * ((panels + threads * kRowBlock / kMr - 1) / (threads * kRowBlock / kMr));
     const Schedule rows_first{(panels + row_blocks - 1) / row_blocks, true};
-    return 10 * busiest_thread(p, threads, rows_first) < 9 * busiest_thread(p, threads, columns_first) ? rows_first
-                                                                                                        : columns_first;
+    if (10 * busiest_thread(p, threads, rows_first) < 9 * busiest_thread(p, threads, columns_first)) return rows_first;
+    Schedule mirrored = columns_first;
+    mirrored.larger_last = true;
+    return busiest_thread(p, threads, mirrored) < busiest_thread(p, threads, columns_first) ? mirrored : columns_first;
   }
 
   bool strided() const { return p_.stride_h != 1 || p_.stride_w != 1; }
