@@ -228,10 +228,11 @@ class PointwiseConv final : public PlannedConv {
     }
     const std::int64_t row_blocks = threads * ((panels + threads * kRowBlock / kMr - 1) / (threads * kRowBlock / kMr));
     const Schedule rows_first{(panels + row_blocks - 1) / row_blocks, true};
-    if (10 * busiest_thread(p, threads, rows_first) < 9 * busiest_thread(p, threads, columns_first)) return rows_first;
+    const std::int64_t columns_first_work = busiest_thread(p, threads, columns_first);
+    if (10 * busiest_thread(p, threads, rows_first) < 9 * columns_first_work) return rows_first;
     Schedule mirrored = columns_first;
     mirrored.larger_last = true;
-    return busiest_thread(p, threads, mirrored) < busiest_thread(p, threads, columns_first) ? mirrored : columns_first;
+    return busiest_thread(p, threads, mirrored) < columns_first_work ? mirrored : columns_first;
   }
 
   bool strided() const { return p_.stride_h != 1 || p_.stride_w != 1; }
