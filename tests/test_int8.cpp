@@ -45,7 +45,10 @@ std::vector<ConvProblem> labelled_problems() {
                         "mb2ic48ih9oc80oh5kh3sh2ph1 channels past one tile, taps past one step",
                         "mb1ic8ih70iw3oc8oh70ow3kh1 pixels past one tile",
                         "mb2ic16ih17iw33oc24kh1sh2sw2 shortcut 1x1 stride 2, odd sizes (cpu.24 packs every other row)",
-                        "mb1ic8ih12oc8kh1sh3sw1 1x1 stride 3 down, 1 across"})
+                        "mb1ic8ih12oc8kh1sh3sw1 1x1 stride 3 down, 1 across",
+                        "mb3ic70ih1oc21oh1kh1 linear: channels past a quad, outputs past a block, images past n",
+                        "mb9ic64ih1oc70oh1kh1 linear: a last tile of blocks partly past K (cpu.26)",
+                        "mb2ic300ih1oc250oh1kh1 linear shared between threads (cpu.26's weights over 64 KiB)"})
     problems.push_back(parse_problem(std::string_view(d).substr(0, std::string_view(d).find(' '))));
   return problems;
 }
@@ -243,6 +246,7 @@ TEST_CASE("int8 kernels: every CPU one gives the oracle's bytes on labelled and 
   CHECK(compared["cpu.25_int8_depthwise_rows"] > 60);
   CHECK(compared["cpu.23_int8_direct_vnni"] > 200);
   CHECK(compared["cpu.24_int8_direct_rows"] > 200);
+  CHECK(compared["cpu.26_int8_linear"] >= 18);
 }
 
 TEST_CASE("int8 kernels: the seven-bit path is taken only where it is exact: one input byte over 127 anywhere sends a run to the exact path") {
@@ -339,6 +343,19 @@ TEST_CASE("int8 kernels: cpu.24 and cpu.25 refuse the layers of the other, by na
                        doctest::Contains("cpu.24_int8_direct_rows cannot run g8mb1ic8ih8oc8oh8kh3ph1"), InputError);
   CHECK_THROWS_WITH_AS(dw.plan(dense, dense_data.weights(), Epilogue{}),
                        doctest::Contains("cpu.25_int8_depthwise_rows cannot run mb1ic8ih8oc8oh8kh3ph1"), InputError);
+}
+
+TEST_CASE("int8 kernels: cpu.26 runs linear layers only, and refuses others by name") {
+  const Int8KernelInfo& linear = *find_int8_kernel("cpu.26_int8_linear");
+  CHECK(linear.supports(parse_problem("mb32ic64ih1oc10oh1kh1")));
+  for (const char* other : {"mb1ic8ih2oc8oh2kh1", "mb1ic8ih1oc8oh3kh1ph1", "g2mb1ic8ih1oc8oh1kh1"}) {
+    CAPTURE(other);
+    CHECK(linear.unsupported(parse_problem(other)) ==
+          "a linear layer only (a 1 x 1 convolution of a 1 x 1 map, groups 1, no padding)");
+  }
+  const ConvProblem dense = parse_problem("mb1ic8ih8oc8oh8kh3ph1");
+  CHECK_THROWS_WITH_AS(linear.plan(dense, make_int8_conv_data(dense, 1).weights(), Epilogue{}),
+                       doctest::Contains("cpu.26_int8_linear cannot run mb1ic8ih8oc8oh8kh3ph1"), InputError);
 }
 
 TEST_CASE("int8 kernels: a CUDA one refuses what it cannot run, by name") {
