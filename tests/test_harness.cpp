@@ -185,6 +185,15 @@ TEST_CASE("peak: the register tile's ceiling is measured, its work never optimis
   CHECK_THROWS_AS(convlab::register_tile_run(3, 1, 10), InputError);
 }
 
+TEST_CASE("peak: the cost of a parallel region is measured on several threads and reported in the JSON") {
+  const double us = convlab::parallel_region_us(2, 50);
+  CHECK(us > 0);
+  CHECK(us < 1e5);  // a median of 50 regions, not their sum
+  const Peak measured{.threads = 2, .parallel_region_us = 3.0};
+  CHECK(to_json(measured)["parallel_region_us"] == 3.0);
+  CHECK_FALSE(to_json(Peak{.threads = 1}).contains("parallel_region_us"));  // one thread: no fork to measure
+}
+
 TEST_CASE("peak: a measurement that cannot be the machine's peak says why") {
   Peak quiet{.simd_lanes = 8, .threads = 2, .gflops_one = 57, .gflops_all = 112};
   quiet.tiles = {{.k_blocks = 2, .pixels = 6, .gflops_one = 50, .gflops_all = 98}};

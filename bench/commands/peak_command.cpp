@@ -38,6 +38,10 @@ int run_peak(int threads) {
                "int16 pairs (vpmaddwd + vpaddd, exact: cpu.21's instructions): {:.1f} GOP/s, {}: {:.1f}\n",
                p.int8_instruction, p.int8_gops_one, count_of(p.threads, "thread"), p.int8_gops_all,
                p.int8_gops_all / p.gflops_all, p.int16_pair_gops_one, count_of(p.threads, "thread"), p.int16_pair_gops_all);
+  if (p.parallel_region_us > 0)
+    fmt::print("parallel region ({}, empty, back to back): {:.1f} us, the fork and join every threaded "
+               "kernel call pays\n",
+               count_of(p.threads, "thread"), p.parallel_region_us);
   fmt::print("memory bandwidth ({}, 256 MiB arrays):\n"
              "  read:       {:8.1f} GB/s\n"
              "  triad:      {:8.1f} GB/s (a = b + s c, 12 bytes per element)\n"

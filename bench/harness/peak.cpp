@@ -184,6 +184,21 @@ std::vector<std::string> peak_warnings(const Peak& p, double busy_before, double
   return w;
 }
 
+double parallel_region_us(int threads, int regions) {
+  std::vector<double> us;
+  us.reserve(static_cast<std::size_t>(regions));
+  // Each thread writes its own cache line, so the compiler keeps the region and no line moves between cores.
+  std::vector<std::array<int, 16>> touched(static_cast<std::size_t>(threads), std::array<int, 16>{});
+  for (int i = 0; i < regions; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+#pragma omp parallel num_threads(threads)
+    touched[static_cast<std::size_t>(omp_get_thread_num())][0] += 1;
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::ranges::nth_element(us, us.begin() + regions / 2);
+  return us[static_cast<std::size_t>(regions / 2)];
+}
+
 Peak measure_peak(bool quick) {
   Peak peak;
   peak.simd_lanes = static_cast<int>(Batch::size);
@@ -218,6 +233,7 @@ Peak measure_peak(bool quick) {
       }
     }
   measure_int8_peak(peak, iterations / 2, 5);
+  if (peak.threads > 1) peak.parallel_region_us = parallel_region_us(peak.threads, 2000);
   measure_bandwidth(peak);
   return peak;
 }
@@ -241,6 +257,7 @@ nlohmann::json to_json(const Peak& peak) {
     j["int16_pair_gops_one_thread"] = peak.int16_pair_gops_one;
     j["int16_pair_gops_all_threads"] = peak.int16_pair_gops_all;
   }
+  if (peak.parallel_region_us > 0) j["parallel_region_us"] = peak.parallel_region_us;
   if (peak.read_gbs > 0) {
     j["read_gbs"] = peak.read_gbs;
     j["triad_gbs"] = peak.triad_gbs;

@@ -29,6 +29,10 @@ struct Peak {
   double int8_gops_one = 0, int8_gops_all = 0;
   double int8_gops_all_after = 0;  // as gflops_all_after, for int8 rows' % of peak; 0: not measured
   double int16_pair_gops_one = 0, int16_pair_gops_all = 0;  // vpmaddwd + vpaddd: exact int16 pairs
+  // One empty OpenMP parallel region on all threads, back to back (median): the fork and join
+  // that every call of a threaded kernel or op pays, however little work it shares. 0: not measured
+  // (one thread, or the quick measurement).
+  double parallel_region_us = 0;
   double read_gbs = 0;          // memory read bandwidth, all threads (sum over a large array)
   double triad_gbs = 0;         // STREAM triad a = b + s c, all threads, 3 x 4 bytes per element
 };
@@ -45,6 +49,8 @@ Peak measure_peak(bool quick);
 void measure_bandwidth(Peak& peak);
 // Fills peak's int8 figures (its `threads` set): best of `repetitions`, `iterations` rounds each.
 void measure_int8_peak(Peak& peak, long iterations, int repetitions);
+// The median time of `regions` empty parallel regions of `threads` threads, run back to back, in us.
+double parallel_region_us(int threads, int regions);
 nlohmann::json to_json(const Peak& peak);
 // A register tile of k_blocks x max_tile_width(k_blocks) on L1-resident data: GFLOP/s summed
 // over `threads` threads, `calls` tiles each (one repetition of the TileCeiling measurement).
