@@ -13,12 +13,15 @@
 // Why faster: per vector of 16 outputs, 3 vpdpbusd, a fraction of a packing gather and one
 // requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16. Without VNNI,
 // int8_simd.hpp's forms of vpdpbusd (two vpmaddwd, or the seven-bit path on inputs under 128).
-// Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers (2-core Ice Lake VM,
-//   VNNI, interleaved): 0.9-2.4x at batch 1; at batch 32 1.3x on 32 x 32 maps, 0.45-1.05x on the
-//   small ones, where packing each 8 x 8 plane costs more than its 12 vpdpbusd (cpu.22: 0.25-0.6x).
-//   Zen 3 VM (AVX2, the seven-bit path, 2026-12-04), batch 32: 0.95-1.39x, the stride-2 ones 0.67-0.89x.
+// With AVX-512 VBMI, planes of 8 or 16 output columns skip the copy and the packing: vpermi2b
+// picks each vector's quads from two padded input rows held in registers (run_in_registers).
+// Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers, interleaved, batch 32:
+//   Ice Lake VM (VNNI, packed) 1.3x on 32 x 32 maps, 0.45-1.05x on the small ones (packing an 8 x 8
+//   plane costs more than its 12 vpdpbusd); Zen 3 VM (AVX2) 0.67-1.39x; Zen 5 VM (VBMI, 2026-12-05)
+//   the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers (docs/kernel-notes.md).
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -69,6 +72,25 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
           compensation_[static_cast<std::size_t>(k)] += w.input.zero_point * v;
         }
     requantize_ = make_requantization(w, p.k, e.activation);
+#if defined(__AVX512VBMI__)
+    // Planes of 8 or 16 output columns whose padded input rows fit one vector: see run_in_registers.
+    const std::int64_t last_column = (ow_ - 1) * p.stride_w + (p.s - 1) * p.dilation_w;
+    if ((ow_ == 8 || ow_ == 16) && p.pad_w + p.w <= 64 && last_column < 64) {
+      in_registers_ = true;
+      for (std::int64_t t = 0; t < steps; ++t) {  // step t's kernel row and quad, as the weights are packed
+        const std::int64_t r = whole_window_ ? t / row_quads_ : t % p.r, q = whole_window_ ? t % row_quads_ : t / p.r;
+        step_rows_.push_back(r * p.dilation_h);
+        std::array<std::uint8_t, 64> index{};
+        for (int l = 0; l < kLanes; ++l)
+          for (int j = 0; j < 4; ++j) {  // slots past S read any byte: their weight is 0
+            const std::int64_t tap = std::min<std::int64_t>(4 * q + j, p.s - 1);
+            const std::int64_t column = (l % ow_) * p.stride_w + tap * p.dilation_w;
+            index[static_cast<std::size_t>(4 * l + j)] = static_cast<std::uint8_t>(l / ow_ * 64 + column);
+          }
+        step_index_.push_back(index);
+      }
+    }
+#endif
     const std::int64_t columns = ceil_div(ow_, kLanes) * kLanes;
     source_row_ = ceil_div(std::max(columns * p.stride_w + (4 * row_quads_ - 1) * p.dilation_w, p.pad_w + p.w), 16) * 16;
     // Where each slot of each quad reads, from the first source row of its packed row; a slot
@@ -89,6 +111,9 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
     const std::int64_t vectors = ceil_div(oh_ * ow_, kLanes), tail = oh_ * ow_ - (vectors - 1) * kLanes;
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
     const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
+#if defined(__AVX512VBMI__)
+    if (in_registers_) return run_in_registers(input, output, seven_bit);
+#endif
 #pragma omp parallel num_threads(threads_)
     {
       std::uint8_t* rows = base + omp_get_thread_num() * thread_bytes();
@@ -128,6 +153,56 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   }
 
  private:
+#if defined(__AVX512VBMI__)
+  // Small planes (8 or 16 output columns), with nothing copied or packed: a vector of outputs is
+  // two output rows of 8 (or one of 16), and for each step (a kernel row's quad) one vpermi2b
+  // picks its lanes' quads from the two padded input rows it reads, each a masked load of the
+  // input row into a vector of zero points. The packed path's stores of overlapping vectors (an
+  // 8-word row a 16-word store) made the loads that read them back wait for the stores.
+  void run_in_registers(const std::uint8_t* input, std::uint8_t* output, bool seven_bit) const {
+    const std::int64_t planes = p_.n * p_.c, steps = static_cast<std::int64_t>(steps_.size());
+    const std::int64_t rows_per_vector = kLanes / ow_, vectors = ceil_div(oh_, rows_per_vector);
+    const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const __m512i padding = _mm512_set1_epi8(static_cast<char>(input_zero_point_));
+    const __mmask64 columns = (p_.w == 64 ? ~0ull : (1ull << p_.w) - 1) << p_.pad_w;
+#pragma omp parallel for schedule(static) num_threads(threads_)
+    for (std::int64_t plane = 0; plane < planes; ++plane) {
+      const std::int64_t k = plane % p_.c;
+      const std::uint8_t* in = input + plane * p_.h * p_.w;
+      // Padded row u of the plane: the zero point, the input row at pad_w (the address made as an
+      // integer, as copy_padded_row's: no pointer may point before the input).
+      const auto padded_row = [&](std::int64_t u) {
+        const std::int64_t y = u - p_.pad_h;
+        if (y < 0 || y >= p_.h) return padding;
+        const auto from = reinterpret_cast<std::uintptr_t>(in + y * p_.w) - static_cast<std::uintptr_t>(p_.pad_w);
+        return _mm512_mask_loadu_epi8(padding, columns, reinterpret_cast<const void*>(from));
+      };
+      const std::int32_t* w = weights_.data() + k * steps;
+      const IVec comp = splat(compensation_[static_cast<std::size_t>(k)]);
+      const auto ks = static_cast<std::size_t>(k);
+      const float m = requantize_.multiplier[ks], o = requantize_.offset[ks];
+      std::uint8_t* out = output + plane * oh_ * ow_;
+      for (std::int64_t i = 0; i < vectors; ++i) {
+        const std::int64_t y0 = i * rows_per_vector;
+        IVec acc = zero();
+        for (std::int64_t t = 0; t < steps; ++t) {
+          const std::int64_t u = y0 * p_.stride_h + step_rows_[static_cast<std::size_t>(t)];
+          const __m512i index = _mm512_loadu_si512(step_index_[static_cast<std::size_t>(t)].data());
+          const __m512i quads = rows_per_vector == 2
+                                    ? _mm512_permutex2var_epi8(padded_row(u), index, padded_row(u + p_.stride_h))
+                                    : _mm512_permutexvar_epi8(index, padded_row(u));
+          acc = seven_bit ? dot4<true>(acc, quads, splat(w[t])) : dot4<false>(acc, quads, splat(w[t]));
+        }
+        const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
+        const std::int64_t count = std::min<std::int64_t>(kLanes, oh_ * ow_ - y0 * ow_);
+        store_bytes(q, 0, static_cast<int>(count), out + y0 * ow_);
+      }
+    }
+  }
+  bool in_registers_ = false;
+  std::vector<std::int64_t> step_rows_;                  // per step: its kernel row's offset in padded rows
+  std::vector<std::array<std::uint8_t, 64>> step_index_;  // per step: vpermi2b's byte index
+#endif
   std::int64_t source_bytes() const { return ceil_div(used_rows_ * source_row_ + kPaddedRowSlack, 64) * 64; }
   // Packed quads, then a vector of slack: the last vector's lanes past the plane read it.
   std::int64_t packed_words() const { return quads_ * packed_rows_ * ow_ + 2 * kLanes; }
