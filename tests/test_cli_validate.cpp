@@ -73,7 +73,7 @@ TEST_CASE("cli validate --precision int8: PyTorch's quantised resnet8 and mobile
     CHECK(o.out.find("engine") != std::string::npos);  // which quantised engine made the reference
     const auto doc = nlohmann::json::parse(slurp(json));
     CHECK(doc["precision"] == "int8");
-    CHECK(doc["kernels"].size() == (model == "resnet8" ? 5u : 7u));  // 20, 21, 23, 24, auto_int8; mobilenet-tiny also 22, 25
+    CHECK(doc["kernels"].size() == (model == "resnet8" ? 6u : 8u));  // 20, 21, 23, 24, 26, auto_int8; mobilenet-tiny also 22, 25
     int judged = 0;
     for (const auto& layer : doc["kernels"][0]["layers"]) {
       if (!layer["judged"].get<bool>()) continue;
