@@ -72,6 +72,13 @@ const SweepShape kSweep[] = {
      "mb1ic8ih14oc96oh14kh1"},
     {"a batch whose images' copies are over cpu.08's band budget: bands of 7, 7 and 1 rows",
      "mb16ic64ih15iw24oc8kh3ph1"},
+    {"3x3 on 7 x 7 planes, 32 outputs, a channel tail: cpu.02's row-pair tiles, an odd last row",
+     "mb2ic20ih7oc32oh7kh3ph1"},
+    {"stride 2 to 6 x 6 planes, 17 outputs: cpu.02's row-pair tiles stepping two pixels, a k block's tail",
+     "mb1ic16ih12oc17oh6kh3sh2ph1"},
+    {"1x1 stride 2 to 7 x 7 planes, one k block: cpu.02's row-pair tiles with 1 x 1 taps", "mb2ic24ih14oc16oh7kh1sh2"},
+    {"5x5 dilated to 7 x 7 planes: cpu.02's row-pair tiles with run-time tap loops", "mb2ic16ih11oc24oh7kh5ph2dh1"},
+    {"3x3 on 4 x 4 planes, 48 outputs: cpu.02's 3 x 9 tile as row pairs of 8", "mb1ic8ih4oc48oh4kh3ph1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

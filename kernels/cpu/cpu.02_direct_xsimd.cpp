@@ -10,7 +10,7 @@
 // AVX-512 and NEON (32 registers) 4 x 7, 3 x 9 or 2 x 14 tiles (4 weight vectors + 7 broadcasts per
 // 28 FMAs, ...), plan timing them on large layers and keeping the fastest for this machine; AVX2
 // (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures a tile's ceiling.
-// Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows of the output plane.
+// Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows: two whole rows (7 x 7).
 // 1 x 1 layers of K <= 64 read the NCHW input in place (no reorder: the reorder's cost is per K).
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
@@ -42,11 +42,11 @@ namespace {
 
 // One tile of one output row: kKBlocks x block output channels x kTile pixels (microkernel.hpp),
 // then the epilogue: bias and activation on the vectors, and a transpose through L1 into NCHW.
-template <int kTile, int kKBlocks, bool kUnitStride, int kSide>
+template <int kTile, int kKBlocks, int kStride, int kSide>
 void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
                float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
-  accumulate<kTile, kKBlocks, kUnitStride, kSide>(acc, in, w, g);
+  accumulate<kTile, kKBlocks, kStride, kSide>(acc, in, w, g);
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);
@@ -58,14 +58,25 @@ void conv_tile(const float* in, const float* w, const float* bias, const TileGeo
 constexpr std::array kSides = {0, 3, 1};
 int side_index(const ConvProblem& p) { return p.r == 3 && p.s == 3 ? 1 : p.r == 1 && p.s == 1 ? 2 : 0; }
 
-// kTiles[side][unit stride][k blocks - 1][width - 1]: every tile a row split can produce.
-template <bool kUnitStride, int kSide>
+// The pixel steps the tiles know at compile time, in blocks (pixel_step_kind): 1 and 2 (full
+// channel blocks), and 0 for the others (any stride, or a copy blocked by C < block), read at run time.
+// A constant step makes the broadcasts' offsets immediates; at run time each pixel's offset takes a
+// register, and the 14-wide tile's reloaded 6 of them from the stack at every tap (resnet18's
+// stride-2 3 x 3 layers on Zen 5, against oneDNN in the same runs, medians of three: layer2.0.conv1
+// 1.01x -> 1.06x at batch 1, layer3.0.conv1 1.16x -> 1.25x; within noise at batch 32).
+int pixel_step_kind(const ConvProblem& p, const PaddedBlockedImage& image) {
+  if (image.block != kBlock) return 0;
+  return p.stride_w == 1 || p.stride_w == 2 ? static_cast<int>(p.stride_w) : 0;
+}
+
+// kTiles[side][pixel step kind][k blocks - 1][width - 1]: every tile a row split can produce.
+template <int kStride, int kSide>
 constexpr auto conv_tiles() {
-  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kUnitStride, kSide>; });
+  return tile_table([]<int kW, int kKB>() { return &conv_tile<kW, kKB, kStride, kSide>; });
 }
 template <int kSide>
 constexpr auto side_tiles() {
-  return std::array{conv_tiles<false, kSide>(), conv_tiles<true, kSide>()};
+  return std::array{conv_tiles<0, kSide>(), conv_tiles<1, kSide>(), conv_tiles<2, kSide>()};
 }
 constexpr std::array kTiles = {side_tiles<kSides[0]>(), side_tiles<kSides[1]>(), side_tiles<kSides[2]>()};
 
@@ -101,6 +112,40 @@ constexpr auto plane_tiles() {
   return tile_table([]<int kW, int kKB>() { return &conv_plane_tile<kW, kKB, kSide>; });
 }
 constexpr std::array kPlaneTiles = {plane_tiles<kSides[0]>(), plane_tiles<kSides[1]>(), plane_tiles<kSides[2]>()};
+
+// A tile of two whole output rows of kCols pixels each, for planes whose rows are too short for a
+// tile (7 x 7: two rows fill a 2 x 14 tile). Its pixels' offsets are constants plus one run-time
+// row step, where the whole-plane tiles' offset table took a register per pixel: GCC ran out of
+// general registers and reloaded 8 of the 14 offsets from the stack at every tap (resnet18's
+// 512-channel 7 x 7 layer on Zen 5: 91% -> 96% of the FMA peak at batch 2). kStride: the pixel
+// step in blocks (pixel_step_kind 1 or 2), a constant for the same reason.
+template <int kCols, int kKBlocks, int kStride, int kSide>
+void conv_row_pair_tile(const float* in, std::int64_t row_step, const float* w, const float* bias,
+                        const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,
+                        std::int64_t k_valid) {
+  Vec acc[kKBlocks][2 * kCols];
+  accumulate_at<2 * kCols, kKBlocks, kSide>(
+      acc, in, w, g, [=](int x) { return (x < kCols ? 0 : row_step) + x % kCols * kStride * kBlock; });
+  for (int kb = 0; kb < kKBlocks; ++kb)
+    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
+                    out_channel_stride, k_valid - kb * kBlock);
+}
+// kRowPairTiles[side][pixel step kind - 1][k blocks - 1][columns - 1], null where two rows overflow
+// the tile.
+template <int kStride, int kSide>
+constexpr auto row_pair_tiles() {
+  return tile_table([]<int kW, int kKB>() {
+    using Fn = decltype(&conv_row_pair_tile<1, 1, kStride, kSide>);
+    if constexpr (2 * kW <= max_tile_width(kKB)) return &conv_row_pair_tile<kW, kKB, kStride, kSide>;
+    else return Fn{nullptr};
+  });
+}
+template <int kSide>
+constexpr auto side_row_pair_tiles() {
+  return std::array{row_pair_tiles<1, kSide>(), row_pair_tiles<2, kSide>()};
+}
+constexpr std::array kRowPairTiles = {side_row_pair_tiles<kSides[0]>(), side_row_pair_tiles<kSides[1]>(),
+                                      side_row_pair_tiles<kSides[2]>()};
 
 // The register tiles plan chooses between, as output-channel blocks per tile (the width follows:
 // max_tile_width): with 32 registers 4 x 7, 3 x 9 and 2 x 14, whose loads per FMA and epilogues
@@ -174,6 +219,15 @@ bool reads_input_in_place(const ConvProblem& p) {
          p.k <= kInPlaceMaxOutputs && (p.c + sets_used - 1) / sets_used <= kL1Ways;
 }
 
+// Whether a plane whose rows are too short for the tiles takes row-pair tiles (conv_row_pair_tile):
+// two rows fill at least 3/4 of the widest tile, and the pixel step is a constant (pixel_step_kind).
+// Otherwise the whole-plane tiles and their offset table.
+bool takes_row_pairs(const ConvProblem& p, const PaddedBlockedImage& image, int widest, bool in_place) {
+  const std::int64_t pair = 2 * p.out_w();
+  return !in_place && p.out_h() >= 2 && rows_too_short(p.out_w(), widest) && pair <= widest && 4 * pair >= 3 * widest &&
+         pixel_step_kind(p, image) > 0;
+}
+
 // A tile's strides over an NCHW image, for reads_input_in_place layers.
 TileGeometry nchw_tile_geometry(const ConvProblem& p) {
   const std::int64_t plane = p.h * p.w;
@@ -199,11 +253,13 @@ class DirectXsimdConv final : public PlannedConv {
         k_groups_(k_blocks_, tile_k_blocks),
         widest_(max_tile_width(k_groups_.size(0))),
         side_(side_index(p_)),
+        pixel_step_(pixel_step_kind(p_, image_)),
         prefetch_output_(prefetch_output_pays(p_)),
         plane_(rows_too_short(p_.out_w(), widest_)),
+        row_pairs_(takes_row_pairs(p_, image_, widest_, in_place_)),
         chunks_(p_.out_h() * p_.out_w(), plane_chunk_pixels(p_.out_h() * p_.out_w(), widest_, k_groups_.parts, threads,
                                                           by_image_)),
-        plane_offsets_(plane_ && !in_place_ ? plane_offset_table(p_, image_, geometry_.in_pixel)
+        plane_offsets_(plane_ && !in_place_ && !row_pairs_ ? plane_offset_table(p_, image_, geometry_.in_pixel)
                                             : std::vector<std::int64_t>()),
         weight_(pack_blocked_weights(w.weight, p.k, kBlock)),  // [K/block][C][R][S][block]
         bias_(pack_blocked_bias(w.bias, p.k, kBlock)) {}
@@ -218,12 +274,14 @@ class DirectXsimdConv final : public PlannedConv {
   void run(const float* input, float* output, void* workspace) const override {
     float* copies = in_place_ ? nullptr : aligned_workspace(workspace);  // nullptr: no reorder
     // An item is one output row for one group of output-channel blocks (collapse(y, group) order).
-    // Or, with rows too short for full tiles, one chunk of the output plane.
-    const std::int64_t groups = k_groups_.parts;
+    // Or, with rows too short for full tiles, one chunk of the output plane; or a pair of rows,
+    // group by group (a thread's share of a batch-1 layer then reads its groups' weights once).
+    const std::int64_t groups = k_groups_.parts, pairs = (p_.out_h() + 1) / 2;
     for_each_blocked_image(input, p_.n, image_, copies, by_image_, threads_,
-                           (plane_ ? chunks_.parts : p_.out_h()) * groups,
+                           (row_pairs_ ? pairs : plane_ ? chunks_.parts : p_.out_h()) * groups,
                            [&](std::int64_t n, const float* copy, std::int64_t item, int) {
-                             if (plane_) convolve_chunk(copy, output, n, item / groups, item % groups);
+                             if (row_pairs_) convolve_row_pair(copy, output, n, item % pairs, item / pairs);
+                             else if (plane_) convolve_chunk(copy, output, n, item / groups, item % groups);
                              else convolve_row(copy, output, n, item / groups, item % groups);
                            });
   }
@@ -253,7 +311,7 @@ class DirectXsimdConv final : public PlannedConv {
     const float* w = weight_.get() + kb0 * geometry_.w_block_stride;
     float* out_row = output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow;
     const float* in_row = blocked + y * p_.stride_h * (in_place_ ? p_.w : image_.row_stride());
-    const auto& tiles = in_place_ ? kInPlaceTiles : kTiles[side_][p_.stride_w == 1 ? 1 : 0];
+    const auto& tiles = in_place_ ? kInPlaceTiles : kTiles[side_][pixel_step_];
     if (prefetch_output_ && y + 1 < oh)
       prefetch_output_row(out_row + ow, std::min(kbs * kBlock, p_.k - kb0 * kBlock), oh * ow, ow);
     for_each_tile(
@@ -263,6 +321,19 @@ class DirectXsimdConv final : public PlannedConv {
                                     epilogue_.activation, out_row + x0, oh * ow, p_.k - kb0 * kBlock);
         },
         max_tile_width(kbs));
+  }
+
+  // Output rows 2 * pair and the next (if any) of image n for the output-channel blocks of one group.
+  void convolve_row_pair(const float* blocked, float* output, std::int64_t n, std::int64_t pair,
+                         std::int64_t group) const {
+    const std::int64_t oh = p_.out_h(), ow = p_.out_w(), y = 2 * pair;
+    if (y + 1 == oh) return convolve_row(blocked, output, n, y, group);
+    const std::int64_t kb0 = k_groups_.begin(group), row_step = p_.stride_h * image_.row_stride();
+    const int kbs = k_groups_.size(group);
+    kRowPairTiles[side_][pixel_step_ - 1][kbs - 1][ow - 1](
+        blocked + y * row_step, row_step, weight_.get() + kb0 * geometry_.w_block_stride, bias_.get() + kb0 * kBlock,
+        geometry_, epilogue_.activation, output + ((n * p_.k + kb0 * kBlock) * oh + y) * ow, oh * ow,
+        p_.k - kb0 * kBlock);
   }
 
   // Pixels [begin, begin + size) of chunk `chunk` of image n's output plane, read as one long row.
@@ -296,8 +367,10 @@ class DirectXsimdConv final : public PlannedConv {
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most the tile's
   int widest_;          // the widest tile for those groups
   int side_;              // kTiles' first index: tap loops unrolled for 3 x 3 and 1 x 1 kernels
+  int pixel_step_;        // kTiles' second: the pixel step, if a constant (pixel_step_kind)
   bool prefetch_output_;  // each row asks for the next row's output lines (prefetch_output_pays)
   bool plane_;            // whole-plane tiles (rows_too_short), in chunks_ of the output plane
+  bool row_pairs_;        // ... or, where they fill the tile, row-pair tiles (takes_row_pairs)
   EvenSplit chunks_;
   std::vector<std::int64_t> plane_offsets_;  // plane_offset_table, when plane_
   std::unique_ptr<float[], detail::AlignedFree> weight_, bias_;

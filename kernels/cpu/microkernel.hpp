@@ -141,10 +141,12 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
   }
 }
 
-// accumulate_at for kTile neighbouring pixels of one output row, g.in_pixel apart.
-template <int kTile, int kKBlocks, bool kUnitStride, int kSide = 0>
+// accumulate_at for kTile neighbouring pixels of one output row, g.in_pixel apart: kStride blocks,
+// a constant (the broadcasts' address offsets then are immediates), or 0: g.in_pixel at run time,
+// each pixel's offset in a register of its own (14 of them: GCC reloads some from the stack).
+template <int kTile, int kKBlocks, int kStride, int kSide = 0>
 inline void accumulate(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g) {
-  const std::int64_t pixel = kUnitStride ? kBlock : g.in_pixel;
+  const std::int64_t pixel = kStride > 0 ? kStride * kBlock : g.in_pixel;
   accumulate_at<kTile, kKBlocks, kSide>(acc, in, w, g, [=](int x) { return x * pixel; });
 }
 

@@ -46,7 +46,7 @@ std::string unsupported(const ConvProblem& p);
 template <int kTile, int kKBlocks>
 void gemm_tile(const float* v, const float* u, const TileGeometry& g, float* m, std::int64_t m_row) {
   Vec acc[kKBlocks][kTile];
-  accumulate<kTile, kKBlocks, true, 1>(acc, v, u, g);
+  accumulate<kTile, kKBlocks, 1, 1>(acc, v, u, g);
   for (int kb = 0; kb < kKBlocks; ++kb)
     for (int x = 0; x < kTile; ++x) acc[kb][x].store_aligned(m + x * m_row + kb * kBlock);
 }
