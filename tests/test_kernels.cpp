@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -79,6 +80,8 @@ const SweepShape kSweep[] = {
     {"1x1 stride 2 to 7 x 7 planes, one k block: cpu.02's row-pair tiles with 1 x 1 taps", "mb2ic24ih14oc16oh7kh1sh2"},
     {"5x5 dilated to 7 x 7 planes: cpu.02's row-pair tiles with run-time tap loops", "mb2ic16ih11oc24oh7kh5ph2dh1"},
     {"3x3 on 4 x 4 planes, 48 outputs: cpu.02's 3 x 9 tile as row pairs of 8", "mb1ic8ih4oc48oh4kh3ph1"},
+    {"pointwise, 400 outputs over 3 column blocks: cpu.06's row blocks of 64 panels and one of 3",
+     "mb3ic20ih14oc400oh14kh1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.
@@ -138,8 +141,9 @@ std::size_t check_labelled_shapes(Backend backend) {
         for (const test::Executor& where : test::executors(kernel)) {
           CAPTURE(kernel.id);
           CAPTURE(where.name);
-          CAPTURE(shape.role);
-          CAPTURE(shape.descriptor);
+          const std::string role = shape.role, descriptor = shape.descriptor;  // doctest prints a char* as a pointer
+          CAPTURE(role);
+          CAPTURE(descriptor);
           CAPTURE(to_string(activation));
           const Comparison c = compare_with_reference(kernel, where, p, activation, stream);
           CHECK_MESSAGE(c.outside_bound == 0, fmt::format("{} outputs outside the error bound", c.outside_bound));

@@ -16,6 +16,7 @@
 //   plane had filled 49 of 64 columns), 14 x 14 0.75-0.93x -> 0.93-1.06x (2-core Zen 3 VM, AVX2).
 //   Rows first where column blocks split unevenly: 14 x 14, K = 384-576, batch 1 1.01-1.05x -> 1.10-1.14x;
 //   mirrored column blocks (the partial panel in the larger), K = 64-96: 0.96-0.97x -> 0.97-0.99x.
+//   Row blocks of 64 panels, columns packed once or twice: 7 x 7 at batch 32 0.75-0.97x -> 1.03-1.17x (Zen 5).
 // More: docs/kernel-notes.md#cpu06_pointwise_xsimd
 // Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
@@ -41,7 +42,16 @@ constexpr std::int64_t kNv = 2;                // SIMD vectors per tile row
 constexpr std::int64_t kNr = kNv * kLanes;     // output columns (pixels) per register tile
 constexpr std::int64_t kKc = 128;              // input channels per cache block
 constexpr std::int64_t kColBlock = 8 * kNr;    // pixels per parallel task
-constexpr std::int64_t kRowBlock = 16 * kMr;   // output channels per parallel task
+// Output channels per parallel task: each task packs its columns again, so as many rows as keep a
+// channel block's weights (64 panels x 128 channels: 192 KiB) and the task's sums (384 x 256 floats)
+// about a 1 MiB L2. 16 panels packed mobilenet-v2's 7 x 7 columns 2-5 times; 64 panels, once or
+// twice: 0.75-0.97x -> 1.03-1.17x oneDNN at batch 32 (Zen 5, medians of three runs).
+constexpr std::int64_t kRowBlock = 64 * kMr;
+// ... except where the columns are fewer blocks than the threads (batch 1, small planes), which then
+// split the rows: packing a few columns costs little, and a task's weights per channel block (16
+// panels: 48 KiB) stay about L1 across its column panels (mb1ic960ih7oc320oh7kh1, 64 panels: 0.98x
+// -> 0.82x oneDNN).
+constexpr std::int64_t kRowBlockFewColumns = 16 * kMr;
 // Packing a column's input channels costs about what two weight panels' FMAs on it do: packing was
 // 14% of the time on a 16-panel layer (mobilenet-v2 features.12.conv.2, perf, Zen 3).
 constexpr std::int64_t kPackPanels = 2;
@@ -212,21 +222,23 @@ class PointwiseConv final : public PlannedConv {
   }
 
   // Column blocks first, with kRowBlock rows per task, or, when the images and column blocks are
-  // fewer than the threads, the panels split evenly among them (a 128-channel 8 x 8 layer at batch
-  // 1 had been one column block and row blocks of 96 and 32 rows: 0.96x oneDNN, 1.30x split evenly,
-  // Zen 2). Rows first when that unloads the busiest thread by over 10%: a 14 x 14 plane at batch 1
-  // is 13 column panels, 7 and 6 on two threads, the last of 4 columns; rows first, each thread
-  // packs all 13 (worth it where K is large: 576 output channels 1.01x -> 1.11x oneDNN, Zen 3).
-  // Columns first, the blocks mirrored where that unloads the busiest thread: the 7 panels to the
-  // block with the partial one (K = 96: 14 + 11 vectors -> 12 + 13, 0.96x -> 0.97-0.99x oneDNN).
+  // fewer than the threads, the panels split evenly among them, at most kRowBlockFewColumns rows (a
+  // 128-channel 8 x 8 layer at batch 1 had been one column block and row blocks of 96 and 32 rows:
+  // 0.96x oneDNN, 1.30x split evenly, Zen 2). Rows first when that unloads the busiest thread by
+  // over 10%: a 14 x 14 plane at batch 1 is 13 column panels, 7 and 6 on two threads, the last of 4
+  // columns; rows first, each thread packs all 13 (worth it where K is large: 576 output channels
+  // 1.01x -> 1.11x oneDNN, Zen 3). Columns first, the blocks mirrored where that unloads the busiest
+  // thread: the 7 panels to the block with the partial one (K = 96: 14 + 11 vectors -> 12 + 13,
+  // 0.96x -> 0.97-0.99x oneDNN).
   static Schedule pick_schedule(const ConvProblem& p, std::int64_t threads) {
     const std::int64_t panels = weight_panels(p.k), tasks = column_blocks(p).parts;
-    Schedule columns_first{kRowBlock / kMr, false};
+    const std::int64_t most_panels = (tasks < threads ? kRowBlockFewColumns : kRowBlock) / kMr;
+    Schedule columns_first{most_panels, false};
     if (tasks < threads) {
       const std::int64_t blocks = std::min(panels, (threads + tasks - 1) / tasks);
-      columns_first.row_panels = std::min(kRowBlock / kMr, (panels + blocks - 1) / blocks);
+      columns_first.row_panels = std::min(most_panels, (panels + blocks - 1) / blocks);
     }
-    const std::int64_t row_blocks = threads * ((panels + threads * kRowBlock / kMr - 1) / (threads * kRowBlock / kMr));
+    const std::int64_t row_blocks = threads * ((panels + threads * most_panels - 1) / (threads * most_panels));
     const Schedule rows_first{(panels + row_blocks - 1) / row_blocks, true};
     const std::int64_t columns_first_work = busiest_thread(p, threads, columns_first);
     if (10 * busiest_thread(p, threads, rows_first) < 9 * columns_first_work) return rows_first;
