@@ -117,8 +117,8 @@ constexpr std::array kPlaneTiles = {plane_tiles<kSides[0]>(), plane_tiles<kSides
 // tile (7 x 7: two rows fill a 2 x 14 tile). Its pixels' offsets are constants plus one run-time
 // row step, where the whole-plane tiles' offset table took a register per pixel: GCC ran out of
 // general registers and reloaded 8 of the 14 offsets from the stack at every tap (resnet18's
-// 512-channel 7 x 7 layer on Zen 5: 91% -> 96% of the FMA peak at batch 2). kStride: the pixel
-// step in blocks (pixel_step_kind 1 or 2), a constant for the same reason.
+// 512-channel 7 x 7 layer on Zen 5 at batch 2: 1.216 -> 1.146 ms, medians of eight alternating
+// runs). kStride: the pixel step in blocks (pixel_step_kind 1 or 2), a constant for the same reason.
 template <int kCols, int kKBlocks, int kStride, int kSide>
 void conv_row_pair_tile(const float* in, std::int64_t row_step, const float* w, const float* bias,
                         const TileGeometry& g, Activation act, float* out, std::int64_t out_channel_stride,

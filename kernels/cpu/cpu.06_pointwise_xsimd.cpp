@@ -44,8 +44,8 @@ constexpr std::int64_t kKc = 128;              // input channels per cache block
 constexpr std::int64_t kColBlock = 8 * kNr;    // pixels per parallel task
 // Output channels per parallel task: each task packs its columns again, so as many rows as keep a
 // channel block's weights (64 panels x 128 channels: 192 KiB) and the task's sums (384 x 256 floats)
-// about a 1 MiB L2. 16 panels packed mobilenet-v2's 7 x 7 columns 2-5 times; 64 panels, once or
-// twice: 0.75-0.97x -> 1.03-1.17x oneDNN at batch 32 (Zen 5, medians of three runs).
+// about a 1 MiB L2. 16 panels packed mobilenet-v2's 7 x 7 columns 2-14 times; 64 panels, 1-4
+// times: 0.75-0.97x -> 1.03-1.17x oneDNN at batch 32 (Zen 5, medians of three runs).
 constexpr std::int64_t kRowBlock = 64 * kMr;
 // ... except where the columns are fewer blocks than the threads (batch 1, small planes), which then
 // split the rows: packing a few columns costs little, and a task's weights per channel block (16
