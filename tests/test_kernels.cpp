@@ -82,6 +82,8 @@ const SweepShape kSweep[] = {
     {"3x3 on 4 x 4 planes, 48 outputs: cpu.02's 3 x 9 tile as row pairs of 8", "mb1ic8ih4oc48oh4kh3ph1"},
     {"pointwise, 400 outputs over 3 column blocks: cpu.06's row blocks of 64 panels and one of 3",
      "mb3ic20ih14oc400oh14kh1"},
+    {"1 x 3 kernel on a one-row image at batch 1: cpu.02's input copy shared by the threads block by block",
+     "mb1ic40ih1iw30oc32oh1ow28kh1kw3"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.
