@@ -14,7 +14,8 @@ bool reset_peak_rss();
 // One result row's own memory. The allocator keeps freed pages, so a process's resident memory
 // remembers every earlier row: before a row is planned, freed memory is returned to the system
 // and the high-water mark reset, and the row's figure is the peak above that baseline, so the
-// same row reports the same memory whether it runs first or after a large one.
+// same row reports the same memory after a small row or a large one (a process's first row also
+// holds the process's one-time setup).
 struct RowMemory {
   std::uint64_t baseline_bytes = 0;  // resident before the row's plan was built
   std::uint64_t peak_bytes = 0;      // the row's peak above the baseline: its plan and its runs
