@@ -16,7 +16,7 @@
 //   plane had filled 49 of 64 columns), 14 x 14 0.75-0.93x -> 0.93-1.06x (2-core Zen 3 VM, AVX2).
 //   Rows first where column blocks split unevenly: 14 x 14, K = 384-576, batch 1 1.01-1.05x -> 1.10-1.14x;
 //   mirrored column blocks (the partial panel in the larger), K = 64-96: 0.96-0.97x -> 0.97-0.99x.
-//   Row blocks of 64 panels, columns packed once or twice: 7 x 7 at batch 32 0.75-0.97x -> 1.03-1.17x (Zen 5).
+//   Row blocks of 64 panels, columns packed 1-4 times, not 2-14: 7 x 7 at batch 32 0.75-0.97x -> 1.03-1.17x (Zen 5).
 // More: docs/kernel-notes.md#cpu06_pointwise_xsimd
 // Run: build/convlab conv --problem mb32ic960ih7oc320oh7kh1 --kernel cpu.06_pointwise_xsimd,cpu.01_im2col_eigen,onednn.conv --interleave
 #include <algorithm>
