@@ -40,16 +40,25 @@ namespace convlab::cpu {
 
 namespace {
 
+// Every tile's epilogue: for each of its k blocks, bias and activation on the vectors, then into
+// NCHW (store_tile_nchw), the tile's pixels consecutive from `out`.
+template <int kTile, int kKBlocks>
+[[gnu::always_inline]] inline void store_tiles_nchw(const Vec (&acc)[kKBlocks][kTile], const float* bias,
+                                                    Activation act, float* out, std::int64_t out_channel_stride,
+                                                    std::int64_t k_valid) {
+  for (int kb = 0; kb < kKBlocks; ++kb)
+    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
+                    out_channel_stride, k_valid - kb * kBlock);
+}
+
 // One tile of one output row: kKBlocks x block output channels x kTile pixels (microkernel.hpp),
-// then the epilogue: bias and activation on the vectors, and a transpose through L1 into NCHW.
+// then the epilogue (store_tiles_nchw).
 template <int kTile, int kKBlocks, int kStride, int kSide>
 void conv_tile(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
                float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
   accumulate<kTile, kKBlocks, kStride, kSide>(acc, in, w, g);
-  for (int kb = 0; kb < kKBlocks; ++kb)
-    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
-                    out_channel_stride, k_valid - kb * kBlock);
+  store_tiles_nchw(acc, bias, act, out, out_channel_stride, k_valid);
 }
 
 // The kernel sizes whose tap loops are unrolled (accumulate_at's kSide), as kTiles' first index:
@@ -87,9 +96,7 @@ void conv_tile_in_place(const float* in, const float* w, const float* bias, cons
                         float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
   Vec acc[kKBlocks][kTile];
   accumulate_at<kTile, kKBlocks, 1, true>(acc, in, w, g, [](int x) { return x; });
-  for (int kb = 0; kb < kKBlocks; ++kb)
-    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
-                    out_channel_stride, k_valid - kb * kBlock);
+  store_tiles_nchw(acc, bias, act, out, out_channel_stride, k_valid);
 }
 constexpr auto kInPlaceTiles = tile_table([]<int kW, int kKB>() { return &conv_tile_in_place<kW, kKB>; });
 
@@ -103,9 +110,7 @@ void conv_plane_tile(const float* in, const std::int64_t* offsets, const float* 
   std::copy_n(offsets, kTile, off);
   Vec acc[kKBlocks][kTile];
   accumulate_at<kTile, kKBlocks, kSide>(acc, in, w, g, [&off](int x) { return off[x]; });
-  for (int kb = 0; kb < kKBlocks; ++kb)
-    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
-                    out_channel_stride, k_valid - kb * kBlock);
+  store_tiles_nchw(acc, bias, act, out, out_channel_stride, k_valid);
 }
 template <int kSide>
 constexpr auto plane_tiles() {
@@ -126,9 +131,7 @@ void conv_row_pair_tile(const float* in, std::int64_t row_step, const float* w, 
   Vec acc[kKBlocks][2 * kCols];
   accumulate_at<2 * kCols, kKBlocks, kSide>(
       acc, in, w, g, [=](int x) { return (x < kCols ? 0 : row_step) + x % kCols * kStride * kBlock; });
-  for (int kb = 0; kb < kKBlocks; ++kb)
-    store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
-                    out_channel_stride, k_valid - kb * kBlock);
+  store_tiles_nchw(acc, bias, act, out, out_channel_stride, k_valid);
 }
 // kRowPairTiles[side][pixel step kind - 1][k blocks - 1][columns - 1], null where two rows overflow
 // the tile.
