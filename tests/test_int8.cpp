@@ -44,6 +44,7 @@ std::vector<ConvProblem> labelled_problems() {
                         "mb1ic5ih9iw7oc19oh5ow3kh5kw5dh1ph2 dilated odd", "mb1ic8ih8oc8oh8kh3ph1g8 depthwise",
                         "mb2ic48ih9oc80oh5kh3sh2ph1 channels past one tile, taps past one step",
                         "mb1ic8ih70iw3oc8oh70ow3kh1 pixels past one tile",
+                        "mb1ic8ih31oc8oh31kh3ph1 two bands of rows, the last one row shorter (cpu.24)",
                         "mb2ic16ih17iw33oc24kh1sh2sw2 shortcut 1x1 stride 2, odd sizes (cpu.24 packs every other row)",
                         "mb1ic8ih12oc8kh1sh3sw1 1x1 stride 3 down, 1 across",
                         "g16mb2ic16ih16oc16oh8kh3sh2ph1 depthwise stride 2 to 8 columns (cpu.25 in registers)",
@@ -102,6 +103,42 @@ TEST_CASE("int8 requantisation: rounds half to even, saturates, clamps ReLU and 
   CHECK(relu6(100, 0) == 44);
   w.output.zero_point = 250;
   CHECK(make_requantization(w, 1, Activation::relu6).hi == 255);  // saturates there first
+}
+
+TEST_CASE("int8 requantisation: the vector forms give requantize_one's values: ties, saturation, ReLU and ReLU6 bounds") {
+  namespace int8 = cpu::int8;
+  // Accumulators whose products land on halves (multiplier 0.5, 0.25), far past the bounds both
+  // ways (int32's ends, a multiplier of 1e30), and random ones; bounds of no activation, ReLU (lo
+  // at the zero point) and ReLU6 (hi below 255), with zero points at both ends of the range.
+  std::vector<std::int32_t> accs{0, 1, -1, 2147483647, -2147483647 - 1};
+  for (std::int32_t a = -1100; a <= 1100; ++a) accs.push_back(a);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<std::int32_t> any(-2000000, 2000000);
+  for (int i = 0; i < 2000; ++i) accs.push_back(any(rng));
+  while (accs.size() % int8::kLanes != 0) accs.push_back(any(rng));
+  struct Case { float m, o; std::int32_t zp, lo, hi; };
+  for (const Case c : {Case{0.5f, 0.0f, 10, 0, 255}, Case{0.25f, 0.5f, 128, 128, 255}, Case{0.5f, -3.0f, 0, 0, 255},
+                       Case{0.37f, 7.25f, 255, 0, 255}, Case{0.5f, 0.0f, 20, 20, 44}, Case{1e30f, 0.0f, 3, 0, 255},
+                       Case{1e-4f, 0.49999997f, 100, 0, 255}}) {
+    CAPTURE(c.m);
+    CAPTURE(c.zp);
+    const int8::IVec zp = int8::splat(c.zp), lo = int8::splat(c.lo), hi = int8::splat(c.hi);
+    const std::vector<float> m(int8::kLanes, c.m), o(int8::kLanes, c.o);
+    std::size_t channel_off = 0, lanes_off = 0;
+    for (std::size_t i = 0; i < accs.size(); i += int8::kLanes) {
+      std::int32_t by_channel[int8::kLanes], by_lane[int8::kLanes];
+      const int8::IVec acc = int8::load(&accs[i]);
+      int8::store(by_channel, int8::requantize_channel(acc, c.m, c.o, zp, lo, hi));
+      int8::requantize(acc, m.data(), o.data(), zp, lo, hi, by_lane);
+      for (int l = 0; l < int8::kLanes; ++l) {
+        const std::int32_t want = requantize_one(accs[i + static_cast<std::size_t>(l)], c.m, c.o, c.zp, c.lo, c.hi);
+        channel_off += by_channel[l] != want;
+        lanes_off += by_lane[l] != want;
+      }
+    }
+    CHECK(channel_off == 0);
+    CHECK(lanes_off == 0);
+  }
 }
 
 TEST_CASE("int8 quantize: PyTorch's quantize_per_tensor, saturating, NaN to 0") {

@@ -60,6 +60,7 @@ struct PixelVector {
   std::int64_t in_offset = 0;
   int segments = 0;
   Segment segment[kMaxSegments];
+  bool whole() const { return segments == 1 && segment[0].from == 0 && segment[0].count == kLanes; }
 };
 
 struct Geometry {
@@ -73,9 +74,12 @@ struct Geometry {
 template <bool kSevenBit, int kV>
 void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, const PixelVector* vectors,
           std::int64_t k0, std::int64_t channels, std::uint8_t* out) {
+  // The accumulators start at minus the zero point's term (exact in int32): no subtraction after.
   IVec acc[kChannels][kV];
-  for (auto& row : acc)
-    for (IVec& a : row) a = zero();
+  for (int k = 0; k < kChannels; ++k) {
+    const IVec start = splat(-g.compensation[static_cast<std::size_t>(k0 + k)]);  // k_padded_ entries
+    for (IVec& a : acc[k]) a = start;
+  }
   const std::int32_t* in[kV];
   for (int v = 0; v < kV; ++v) in[v] = band + vectors[v].in_offset;
   for (const std::int64_t tap : g.taps) {
@@ -92,12 +96,19 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
   }
   const Requantization& rq = g.requantize;
   const IVec zp = splat(rq.zero_point), lo = splat(rq.lo), hi = splat(rq.hi);
+  // Most tiles' vectors are each one whole store: those skip the segment loop, whose loads and
+  // branches cost as much as the requantisation (a first layer's epilogue outweighs its vpdpbusd).
+  bool whole = true;
+  for (int v = 0; v < kV; ++v) whole = whole && vectors[v].whole();
   for (int k = 0; k < kChannels && k < channels; ++k) {
-    const IVec comp = splat(g.compensation[k0 + k]);
     const float m = rq.multiplier[static_cast<std::size_t>(k0 + k)], o = rq.offset[static_cast<std::size_t>(k0 + k)];
     std::uint8_t* plane = out + (k0 + k) * g.out_plane;
     for (int v = 0; v < kV; ++v) {
-      const IVec q = requantize_channel(sub(acc[k][v], comp), m, o, zp, lo, hi);
+      const IVec q = requantize_channel(acc[k][v], m, o, zp, lo, hi);
+      if (whole) {
+        store_bytes(q, 0, kLanes, plane + vectors[v].segment[0].out_offset);
+        continue;
+      }
       for (int s = 0; s < vectors[v].segments; ++s) {
         const Segment& seg = vectors[v].segment[s];
         store_bytes(q, seg.from, seg.count, plane + seg.out_offset);
@@ -130,6 +141,8 @@ class Int8RowsConv final : public PlannedInt8Conv {
     row_step_ = p.r == 1 ? p.stride_h : 1;
     packed_stride_ = p.stride_h / row_step_;
     choose_bands();
+    vectors_ = band_vectors(band_rows_);
+    last_vectors_ = band_vectors(oh_ - (bands_ - 1) * band_rows_);
     const std::int64_t plane = in_rows_ * row_words_, steps_per_quad = fold_columns_ ? p.r : p.r * p.s;
     for (std::int64_t q = 0; q < quads_; ++q)
       for (std::int64_t r = 0; r < p.r; ++r)
@@ -304,30 +317,42 @@ class Int8RowsConv final : public PlannedInt8Conv {
   // tiles of kVectors, for every kChannels.
   void run_band(const std::int32_t* band, std::int64_t y0, std::int64_t y1, std::int64_t k_begin,
                 std::int64_t k_end, std::uint8_t* out, bool seven_bit) const {
-    const std::int64_t rows = y1 - y0, per_row = ceil_div(ow_, kLanes);
-    const bool flat = packed_stride_ == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
-    const std::int64_t vectors = flat ? ceil_div(rows * row_words_, kLanes) : rows * per_row;
+    const std::vector<PixelVector>& v = y1 - y0 == band_rows_ ? vectors_ : last_vectors_;
+    const auto vectors = static_cast<std::int64_t>(v.size());
     const std::int64_t steps = static_cast<std::int64_t>(g_.taps.size());
     const int per_tile = seven_bit ? kSevenBitVectors : kVectors;
     for (std::int64_t first = 0; first < vectors; first += per_tile) {
       const int count = static_cast<int>(std::min<std::int64_t>(per_tile, vectors - first));
-      PixelVector v[kVectors];
-      for (int i = 0; i < count; ++i) flat ? flat_vector(first + i, rows, y0, v[i]) : row_vector(first + i, per_row, y0, v[i]);
       for (std::int64_t k0 = k_begin; k0 < std::min(k_end, p_.k); k0 += kChannels)
-        (seven_bit ? kTiles<true> : kTiles<false>)[count - 1](band, weights_.data() + k0 * steps, g_, v, k0, p_.k - k0, out);
+        (seven_bit ? kTiles<true> : kTiles<false>)[count - 1](band, weights_.data() + k0 * steps, g_, &v[first], k0,
+                                                              p_.k - k0, out + y0 * ow_);
     }
   }
 
+  // The pixel vectors of a band of `rows` output rows, their output offsets from the band's first
+  // row: made in plan for the two band heights, as the divisions per vector per band took a sixth
+  // of a first layer's time (mb32ic3ih32oc16oh32kh3ph1).
+  std::vector<PixelVector> band_vectors(std::int64_t rows) const {
+    const std::int64_t per_row = ceil_div(ow_, kLanes);
+    const bool flat = packed_stride_ == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
+    std::vector<PixelVector> vectors(static_cast<std::size_t>(flat ? ceil_div(rows * row_words_, kLanes) : rows * per_row));
+    for (std::size_t i = 0; i < vectors.size(); ++i) {
+      const auto at = static_cast<std::int64_t>(i);
+      flat ? flat_vector(at, rows, vectors[i]) : row_vector(at, per_row, vectors[i]);
+    }
+    return vectors;
+  }
+
   // Vector i of a band whose rows each start a vector: one segment.
-  void row_vector(std::int64_t i, std::int64_t per_row, std::int64_t y0, PixelVector& v) const {
+  void row_vector(std::int64_t i, std::int64_t per_row, PixelVector& v) const {
     const std::int64_t row = i / per_row, x = i % per_row * kLanes;
     v.in_offset = row * packed_stride_ * row_words_ + x;
     v.segments = 1;
-    v.segment[0] = {0, static_cast<int>(std::min<std::int64_t>(kLanes, ow_ - x)), (y0 + row) * ow_ + x};
+    v.segment[0] = {0, static_cast<int>(std::min<std::int64_t>(kLanes, ow_ - x)), row * ow_ + x};
   }
 
   // Vector i of a band read as one run of row_words_-wide rows: a segment per row it meets.
-  void flat_vector(std::int64_t i, std::int64_t rows, std::int64_t y0, PixelVector& v) const {
+  void flat_vector(std::int64_t i, std::int64_t rows, PixelVector& v) const {
     v.in_offset = i * kLanes;
     v.segments = 0;
     for (std::int64_t at = i * kLanes; at < (i + 1) * kLanes;) {
@@ -335,7 +360,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
       if (row >= rows) break;
       if (x < ow_) {
         const int from = static_cast<int>(at - i * kLanes), count = static_cast<int>(std::min({ow_ - x, (i + 1) * kLanes - at}));
-        const std::int64_t out = (y0 + row) * ow_ + x;
+        const std::int64_t out = row * ow_ + x;
         Segment* last = v.segments > 0 ? &v.segment[v.segments - 1] : nullptr;
         if (last != nullptr && last->from + last->count == from && last->out_offset + last->count == out) {
           last->count += count;  // rows with no junk columns between them: one store
@@ -358,6 +383,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
   std::int64_t packed_stride_ = 1; // packed rows from one output row to the next
   std::int64_t quads_ = 0, row_words_ = 0, bands_ = 1, band_rows_ = 1, chunks_ = 1, in_rows_ = 1, source_row_ = 0;
   std::vector<std::int64_t> slot_offsets_;  // per quad and byte: its offset in the padded rows
+  std::vector<PixelVector> vectors_, last_vectors_;  // of a band of band_rows_, and of the last band
   Geometry g_;
   std::vector<std::int32_t> weights_;  // quads of s8 weights, see the constructor
 };
