@@ -96,19 +96,27 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
   }
   const Requantization& rq = g.requantize;
   const IVec zp = splat(rq.zero_point), lo = splat(rq.lo), hi = splat(rq.hi);
-  // Most tiles' vectors are each one whole store: those skip the segment loop, whose loads and
-  // branches cost as much as the requantisation (a first layer's epilogue outweighs its vpdpbusd).
-  bool whole = true;
+  // Most tiles: every channel real, each vector one whole store. Those take a path with no
+  // segment loop (its loads and branches cost as much as the requantisation; on a first layer the
+  // epilogue outweighs the vpdpbusd), unrolled (2-3% more on lab-cnn's conv1 and conv2).
+  bool whole = channels >= kChannels;
   for (int v = 0; v < kV; ++v) whole = whole && vectors[v].whole();
+  if (whole) {
+#pragma GCC unroll 8
+    for (int k = 0; k < kChannels; ++k) {
+      const float m = rq.multiplier[static_cast<std::size_t>(k0 + k)], o = rq.offset[static_cast<std::size_t>(k0 + k)];
+      std::uint8_t* plane = out + (k0 + k) * g.out_plane;
+#pragma GCC unroll 8
+      for (int v = 0; v < kV; ++v)
+        store_bytes(requantize_channel(acc[k][v], m, o, zp, lo, hi), 0, kLanes, plane + vectors[v].segment[0].out_offset);
+    }
+    return;
+  }
   for (int k = 0; k < kChannels && k < channels; ++k) {
     const float m = rq.multiplier[static_cast<std::size_t>(k0 + k)], o = rq.offset[static_cast<std::size_t>(k0 + k)];
     std::uint8_t* plane = out + (k0 + k) * g.out_plane;
     for (int v = 0; v < kV; ++v) {
       const IVec q = requantize_channel(acc[k][v], m, o, zp, lo, hi);
-      if (whole) {
-        store_bytes(q, 0, kLanes, plane + vectors[v].segment[0].out_offset);
-        continue;
-      }
       for (int s = 0; s < vectors[v].segments; ++s) {
         const Segment& seg = vectors[v].segment[s];
         store_bytes(q, seg.from, seg.count, plane + seg.out_offset);
@@ -133,8 +141,11 @@ class Int8RowsConv final : public PlannedInt8Conv {
     fold_columns_ = p.stride_w > 1 || ceil_div(p.c * p.s, 4) < p.s * ceil_div(p.c, 4);
     const std::int64_t slots = fold_columns_ ? p.c * p.s : p.c;
     quads_ = ceil_div(slots, 4);
-    // A packed row: every output column (folded), or every padded input column a row reads.
-    row_words_ = fold_columns_ ? ow_ : ow_ + (p.s - 1) * p.dilation_w;
+    // A packed row: every output column (folded), or the input row and its padding, a row's right
+    // padding shared with the next row's left (the larger of the two, a junk column fewer per row:
+    // 56 x 56 maps 58 -> 57 lanes a row; the words read past a row's end are the next row's left
+    // padding, or, after a plane's last row, words pack_channel_quads writes).
+    row_words_ = fold_columns_ ? ow_ : std::max(ow_, p.w + std::max(p.pad_w, p.pad_right()));
     unpadded_pointwise_ = p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && !p.has_padding();
     // One kernel row: only every stride_h-th input row is read, so only those are packed (a 1 x 1
     // stride-2 shortcut packed twice the rows it used, and read them as strided vectors).
@@ -293,7 +304,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
                           std::int64_t used_rows, std::int32_t* band) const {
     const auto zp4 = static_cast<std::int32_t>(std::uint32_t{input_zero_point_} * 0x01010101u);
     const std::int64_t plane = in_rows_ * row_words_;
-    for (std::int64_t q = 0; q < quads_; ++q)
+    for (std::int64_t q = 0; q < quads_; ++q) {
       for (std::int64_t b = 0; b < used_rows; ++b) {
         std::int32_t* to = band + q * plane + b * row_words_;
         const std::int64_t y = y0 * p_.stride_h - p_.pad_h + b * row_step_;
@@ -311,6 +322,11 @@ class Int8RowsConv final : public PlannedInt8Conv {
         for (; x < p_.w; ++x) pixels[x] = quad_word(src, x);
         std::fill(to + p_.pad_w + p_.w, to + row_words_, zp4);
       }
+      // The last row's right padding reads on as far as a row's left padding: the zero point
+      // there too (after the vectors' overruns).
+      std::int32_t* after = band + q * plane + used_rows * row_words_;
+      std::fill(after, after + p_.pad_w, zp4);
+    }
   }
 
   // Output rows [y0, y1) and channels [k_begin, k_end) of one image: the band's pixel vectors in
