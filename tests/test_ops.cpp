@@ -36,25 +36,29 @@ TEST_CASE("ops: max and average pooling") {
   SUBCASE("odd sizes floor like PyTorch") {
     CHECK(ops::pool_output_shape(nchw(2, 3, 5, 7), {.kernel = 2, .stride = 2}) == nchw(2, 3, 2, 3));
   }
-  SUBCASE("2x2 stride 2 (a path of its own) on odd planes, FP32 and quint8: each window's max and mean") {
-    // 7 columns: the scalar tail alone; 53 and 77: quint8 max's vectors of 32, 16 and 8 outputs, and tails.
-    for (const std::int64_t w : {7, 53, 77}) {
+  SUBCASE("2x2 stride 2 (a path of its own) on odd planes and on rows of 2-32 bytes, FP32 and quint8: each window's max and mean") {
+    // 7 columns: the scalar tail alone; 53 and 77: quint8 max's vectors of 32, 16 and 8 outputs,
+    // and tails. Rows that divide 32 bytes on an even height (with VBMI one run of row pairs, 64
+    // bytes at a time): 288, 72 and 144 bytes leave a last part-block; 16 and 32 columns do not.
+    for (const auto& [h, w] : {std::pair<std::int64_t, std::int64_t>{5, 7}, {5, 53}, {5, 77}, {6, 8}, {6, 2}, {6, 4},
+                              {6, 16}, {2, 32}, {4, 32}}) {
+      CAPTURE(h);
       CAPTURE(w);
-      const Shape odd = nchw(2, 3, 5, w);
-      const std::int64_t ow = w / 2, planes = 6;
-      std::vector<float> x(static_cast<std::size_t>(odd.elems()));
+      const Shape shape = nchw(2, 3, h, w);
+      const std::int64_t oh = h / 2, ow = w / 2, planes = 6;
+      std::vector<float> x(static_cast<std::size_t>(shape.elems()));
       std::vector<std::uint8_t> q(x.size());
       for (std::size_t i = 0; i < x.size(); ++i) q[i] = static_cast<std::uint8_t>(i * 97 % 251), x[i] = q[i] * 0.5f - 40;
-      std::vector<float> max(static_cast<std::size_t>(planes * 2 * ow)), avg(max.size());
-      std::vector<std::uint8_t> qmax(max.size()), qavg(max.size());
-      ops::max_pool2d(x.data(), odd, max.data(), {.kernel = 2, .stride = 2});
-      ops::avg_pool2d(x.data(), odd, avg.data(), {.kernel = 2, .stride = 2});
-      ops::max_pool2d_u8(q.data(), odd, qmax.data(), {.kernel = 2, .stride = 2});
-      ops::avg_pool2d_u8(q.data(), odd, qavg.data(), {.kernel = 2, .stride = 2}, 7);
+      std::vector<float> max(static_cast<std::size_t>(planes * oh * ow)), avg(max.size());
+      std::vector<std::uint8_t> qmax(max.size() + 16, 0xA5), qavg(max.size());  // 16 more: nothing written past the end
+      ops::max_pool2d(x.data(), shape, max.data(), {.kernel = 2, .stride = 2});
+      ops::avg_pool2d(x.data(), shape, avg.data(), {.kernel = 2, .stride = 2});
+      ops::max_pool2d_u8(q.data(), shape, qmax.data(), {.kernel = 2, .stride = 2});
+      ops::avg_pool2d_u8(q.data(), shape, qavg.data(), {.kernel = 2, .stride = 2}, 7);
       for (std::int64_t plane = 0; plane < planes; ++plane)
-        for (std::int64_t y = 0; y < 2; ++y)
+        for (std::int64_t y = 0; y < oh; ++y)
           for (std::int64_t xo = 0; xo < ow; ++xo) {
-            const auto at = static_cast<std::size_t>(plane * 5 * w + 2 * y * w + 2 * xo), o = static_cast<std::size_t>((plane * 2 + y) * ow + xo);
+            const auto at = static_cast<std::size_t>(plane * h * w + 2 * y * w + 2 * xo), o = static_cast<std::size_t>((plane * oh + y) * ow + xo);
             const std::size_t window[] = {at, at + 1, at + static_cast<std::size_t>(w), at + static_cast<std::size_t>(w) + 1};
             float m = -1e9f, sum = 0;
             int qm = 0, qsum = 0;
@@ -64,6 +68,7 @@ TEST_CASE("ops: max and average pooling") {
             CHECK(int{qmax[o]} == qm);
             CHECK(int{qavg[o]} == std::clamp(static_cast<int>(std::nearbyint(qsum / 4.0f)) + 7, 0, 255));
           }
+      CHECK(std::count(qmax.end() - 16, qmax.end(), 0xA5) == 16);
     }
   }
   SUBCASE("bad pools are errors, not crashes") {

@@ -222,9 +222,43 @@ void max_pool_2x2_u8_row(const std::uint8_t* top, const std::uint8_t* bottom, st
   for (; x < ow; ++x) out[x] = std::max({top[2 * x], top[2 * x + 1], bottom[2 * x], bottom[2 * x + 1]});
 }
 
+#if defined(__AVX512VBMI__)
+// A 2 x 2, stride-2 max pool of planes whose rows divide 32 bytes and whose height is even: the
+// tensor is then one run of row pairs, and every 64 input bytes (whole pairs) give 16 outputs in
+// order. One vpermb puts each output's four bytes in four quarters (top even and odd columns,
+// bottom even and odd), two maxima fold them. The row loop above took 11-12 us a pool at batch 32
+// (lab-cnn's 32 x 32 and 16 x 16 planes, 8192 calls of 8-16 outputs); this, about a quarter.
+bool max_pool_2x2_u8_flat(const std::uint8_t* in, const Shape& s, std::uint8_t* out) {
+  const std::int64_t w = s.w();
+  if (w < 2 || 32 % w != 0 || s.h() % 2 != 0) return false;
+  alignas(64) std::uint8_t index[64];
+  for (int i = 0; i < 64; ++i) {
+    const int quarter = i / 16, j = i % 16, pair = j / static_cast<int>(w / 2), column = j % static_cast<int>(w / 2);
+    index[i] = static_cast<std::uint8_t>(2 * w * pair + (quarter >= 2 ? w : 0) + 2 * column + quarter % 2);
+  }
+  const __m512i permute = _mm512_load_si512(index);
+  const auto pool = [&](__m512i x) {
+    const __m512i quarters = _mm512_permutexvar_epi8(permute, x);
+    const __m256i rows = _mm256_max_epu8(_mm512_castsi512_si256(quarters), _mm512_extracti64x4_epi64(quarters, 1));
+    return _mm_max_epu8(_mm256_castsi256_si128(rows), _mm256_extracti128_si256(rows, 1));
+  };
+  const std::int64_t bytes = s.elems(), blocks = bytes / 64, tail = bytes % 64;  // the tail: whole pairs, 4k bytes
+#pragma omp parallel for schedule(static)
+  for (std::int64_t b = 0; b < blocks; ++b)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16 * b), pool(_mm512_loadu_si512(in + 64 * b)));
+  if (tail > 0)
+    _mm_mask_storeu_epi8(out + 16 * blocks, static_cast<__mmask16>((1u << (tail / 4)) - 1),
+                         pool(_mm512_maskz_loadu_epi8(_cvtu64_mask64((1ull << tail) - 1), in + 64 * blocks)));
+  return true;
+}
+#endif
+
 }  // namespace
 
 void max_pool2d_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out, const Pool2d& pool) {
+#if defined(__AVX512VBMI__)
+  if (plain_2x2(pool) && max_pool_2x2_u8_flat(in, s, out)) return;
+#endif
   if (plain_2x2(pool)) {
     const Shape o = pool_output_shape(s, pool);
 #pragma omp parallel for schedule(static)
@@ -246,12 +280,32 @@ void avg_pool2d_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out, co
          [area, zero_point](int a) { return saturate_u8(static_cast<std::int32_t>(std::nearbyint(a / area)) + zero_point); });
 }
 
+namespace {
+// The sum of `count` bytes. With AVX-512BW, vpsadbw against zero sums each 8 bytes into a 64-bit
+// lane, 64 bytes an instruction; the byte loop it replaces ran at 11-17 GB/s (lab-cnn's gap 8 us
+// and resnet18's 70 us at batch 32), this at several times that.
+std::int64_t sum_bytes(const std::uint8_t* p, std::int64_t count) {
+  std::int64_t i = 0, sum = 0;
+#if defined(__AVX512BW__)
+  __m512i sums = _mm512_setzero_si512();
+  for (; i + 64 <= count; i += 64) sums = _mm512_add_epi64(sums, _mm512_sad_epu8(_mm512_loadu_si512(p + i), _mm512_setzero_si512()));
+  if (i < count) {
+    const __m512i rest = _mm512_maskz_loadu_epi8(_cvtu64_mask64((1ull << (count - i)) - 1), p + i);
+    sums = _mm512_add_epi64(sums, _mm512_sad_epu8(rest, _mm512_setzero_si512()));
+    i = count;
+  }
+  sum = _mm512_reduce_add_epi64(sums);
+#endif
+  for (; i < count; ++i) sum += p[i];
+  return sum;
+}
+}  // namespace
+
 void global_avg_pool_u8(const std::uint8_t* in, const Shape& s, std::uint8_t* out) {
   const std::int64_t plane = s.h() * s.w();
 #pragma omp parallel for schedule(static)
   for (std::int64_t nc = 0; nc < s.n() * s.c(); ++nc) {
-    std::int64_t sum = 0;
-    for (std::int64_t i = 0; i < plane; ++i) sum += in[nc * plane + i];
+    const std::int64_t sum = sum_bytes(in + nc * plane, plane);
     out[nc] = saturate_u8(static_cast<std::int32_t>(std::nearbyint(static_cast<double>(sum) / static_cast<double>(plane))));
   }
 }
