@@ -45,6 +45,7 @@ std::vector<ConvProblem> labelled_problems() {
                         "mb2ic48ih9oc80oh5kh3sh2ph1 channels past one tile, taps past one step",
                         "mb1ic8ih70iw3oc8oh70ow3kh1 pixels past one tile",
                         "mb1ic8ih31oc8oh31kh3ph1 two bands of rows, the last one row shorter (cpu.24)",
+                        "mb2ic8ih7iw8oc12oh7ow8kh3ph1 8 columns, odd rows (cpu.24's two-row vectors, the last one row)",
                         "mb2ic16ih17iw33oc24kh1sh2sw2 shortcut 1x1 stride 2, odd sizes (cpu.24 packs every other row)",
                         "mb1ic8ih12oc8kh1sh3sw1 1x1 stride 3 down, 1 across",
                         "g16mb2ic16ih16oc16oh8kh3sh2ph1 depthwise stride 2 to 8 columns (cpu.25 in registers)",

@@ -66,12 +66,27 @@ struct PixelVector {
 struct Geometry {
   std::vector<std::int64_t> taps;  // per step (quad, kernel row[, kernel column]): its offset in the packed band
   std::int64_t out_plane = 0;
+  std::int64_t second_row = 0;     // two-row vectors: lanes kLanes / 2 on read this far past the first half's
   Requantization requantize;
   std::vector<std::int32_t> compensation;  // zp * sum of each output channel's weights
 };
 
+// A vector of two output rows of kLanes / 2 columns: the first half's lanes from p, the second's
+// from p + second (the next packed row, less the half).
+inline IVec load_two_rows(const std::int32_t* p, std::int64_t second) {
+#if defined(__AVX512F__)
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + second + kLanes / 2)), 1);
+#else
+  alignas(64) std::int32_t lanes[kLanes];
+  std::memcpy(lanes, p, sizeof lanes / 2);
+  std::memcpy(lanes + kLanes / 2, p + second + kLanes / 2, sizeof lanes / 2);
+  return load(lanes);
+#endif
+}
+
 // kV vectors x kChannels channels from k0 (channels of them real), requantised and stored.
-template <bool kSevenBit, int kV>
+template <bool kSevenBit, bool kTwoRows, int kV>
 void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, const PixelVector* vectors,
           std::int64_t k0, std::int64_t channels, std::uint8_t* out) {
   // The accumulators start at minus the zero point's term (exact in int32): no subtraction after.
@@ -85,7 +100,7 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
   for (const std::int64_t tap : g.taps) {
     IVec x[kV];
     for (int v = 0; v < kV; ++v) {
-      x[v] = load(in[v] + tap);
+      x[v] = kTwoRows ? load_two_rows(in[v] + tap, g.second_row) : load(in[v] + tap);
       keep_in_register(x[v]);  // loaded once, used kChannels times
     }
     for (int k = 0; k < kChannels; ++k) {
@@ -125,10 +140,10 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
   }
 }
 
-// kTiles<kSevenBit>[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).
-template <bool kSevenBit>
+// kTiles<kSevenBit, kTwoRows>[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).
+template <bool kSevenBit, bool kTwoRows>
 constexpr auto kTiles = []<std::size_t... kV>(std::index_sequence<kV...>) {
-  return std::array{&tile<kSevenBit, static_cast<int>(kV) + 1>...};
+  return std::array{&tile<kSevenBit, kTwoRows, static_cast<int>(kV) + 1>...};
 }(std::make_index_sequence<kVectors>());
 
 class Int8RowsConv final : public PlannedInt8Conv {
@@ -152,6 +167,10 @@ class Int8RowsConv final : public PlannedInt8Conv {
     row_step_ = p.r == 1 ? p.stride_h : 1;
     packed_stride_ = p.stride_h / row_step_;
     choose_bands();
+    // Rows of half a vector with junk columns after them (8 x 8 maps: 9 lanes a row, a flat run
+    // of 8 rows 5 vectors): each vector two rows, its halves loaded apart, 4 vectors, no junk.
+    two_rows_ = kLanes == 16 && !fold_columns_ && packed_stride_ == 1 && 2 * ow_ == kLanes && row_words_ > ow_;
+    g_.second_row = row_words_ - ow_;
     vectors_ = band_vectors(band_rows_);
     last_vectors_ = band_vectors(oh_ - (bands_ - 1) * band_rows_);
     const std::int64_t plane = in_rows_ * row_words_, steps_per_quad = fold_columns_ ? p.r : p.r * p.s;
@@ -337,11 +356,12 @@ class Int8RowsConv final : public PlannedInt8Conv {
     const auto vectors = static_cast<std::int64_t>(v.size());
     const std::int64_t steps = static_cast<std::int64_t>(g_.taps.size());
     const int per_tile = seven_bit ? kSevenBitVectors : kVectors;
+    const auto& tiles = seven_bit ? (two_rows_ ? kTiles<true, true> : kTiles<true, false>)
+                                  : (two_rows_ ? kTiles<false, true> : kTiles<false, false>);
     for (std::int64_t first = 0; first < vectors; first += per_tile) {
       const int count = static_cast<int>(std::min<std::int64_t>(per_tile, vectors - first));
       for (std::int64_t k0 = k_begin; k0 < std::min(k_end, p_.k); k0 += kChannels)
-        (seven_bit ? kTiles<true> : kTiles<false>)[count - 1](band, weights_.data() + k0 * steps, g_, &v[first], k0,
-                                                              p_.k - k0, out + y0 * ow_);
+        tiles[count - 1](band, weights_.data() + k0 * steps, g_, &v[first], k0, p_.k - k0, out + y0 * ow_);
     }
   }
 
@@ -349,6 +369,16 @@ class Int8RowsConv final : public PlannedInt8Conv {
   // row: made in plan for the two band heights, as the divisions per vector per band took a sixth
   // of a first layer's time (mb32ic3ih32oc16oh32kh3ph1).
   std::vector<PixelVector> band_vectors(std::int64_t rows) const {
+    if (two_rows_) {
+      std::vector<PixelVector> vectors(static_cast<std::size_t>(ceil_div(rows, 2)));
+      for (std::size_t i = 0; i < vectors.size(); ++i) {
+        const auto row = 2 * static_cast<std::int64_t>(i);
+        vectors[i].in_offset = row * row_words_;
+        vectors[i].segments = 1;
+        vectors[i].segment[0] = {0, static_cast<int>(std::min<std::int64_t>(2, rows - row) * ow_), row * ow_};
+      }
+      return vectors;
+    }
     const std::int64_t per_row = ceil_div(ow_, kLanes);
     const bool flat = packed_stride_ == 1 && row_words_ >= 8 && ceil_div(rows * row_words_, kLanes) < rows * per_row;
     std::vector<PixelVector> vectors(static_cast<std::size_t>(flat ? ceil_div(rows * row_words_, kLanes) : rows * per_row));
@@ -395,6 +425,7 @@ class Int8RowsConv final : public PlannedInt8Conv {
   std::uint8_t input_zero_point_;
   bool fold_columns_ = false;
   bool unpadded_pointwise_ = false;  // 1 x 1, stride 1, no padding: quads packed straight from the input
+  bool two_rows_ = false;            // vectors of two output rows (band_vectors)
   std::int64_t row_step_ = 1;      // input rows from one packed row to the next (stride_h for 1 x 1 kernels)
   std::int64_t packed_stride_ = 1; // packed rows from one output row to the next
   std::int64_t quads_ = 0, row_words_ = 0, bands_ = 1, band_rows_ = 1, chunks_ = 1, in_rows_ = 1, source_row_ = 0;
