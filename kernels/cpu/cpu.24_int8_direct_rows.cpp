@@ -10,15 +10,15 @@
 // across the row, (channel, kernel column) pairs from a zero-point-padded copy, so a 5 x 5 kernel
 // on one channel takes 2 quads per kernel row instead of 5, and the packing does the stride.
 // Small maps: where it needs fewer vectors, a band's rows are one flat run of pixels (lanes past a
-// row's end are computed, not stored): an 8 x 8 map fills 5 vectors, not 8 half-empty ones.
+// row's end are computed, not stored); rows of 8 columns go two to a vector (8 x 8: 4 vectors).
 // The zero point: cpu.23's compensation term (zp * sum w per output channel), padding holds zp.
 // Why faster: on first and pointwise layers cpu.23's transposes in and out and its per-pixel
 // setup cost more than its vpdpbusd; here the epilogue is a store per vector.
 // Measured: at batch 32 against onednn.conv_int8 (2-core Ice Lake VM, VNNI, interleaved): first
 //   layers (mb32ic3ih32oc16oh32kh3ph1) 1.9x, cpu.23 0.7x; pointwise 1.3-2.0x, cpu.23 0.6-1.2x;
-//   8 x 8 maps 0.7x, below cpu.23's 0.8x (a fifth of their lanes are junk columns); 1 x 1 stride-2
-//   shortcuts 1.5-1.9x, cpu.23 1.3-1.5x (packing only the rows they read: 0.7-1.4x before).
-//   Zen 3 VM (AVX2, the seven-bit path, 2026-12-04): mb32ic64ih56oc64oh56kh3ph1 1.04-1.09x, 84-91%.
+//   1 x 1 stride-2 shortcuts 1.5-1.9x, cpu.23 1.3-1.5x. Zen 3 VM (AVX2, the seven-bit path):
+//   mb32ic64ih56oc64oh56kh3ph1 1.04-1.09x, 84-91%. Zen 5 VM (2026-12-05): 8 x 8 maps (two-row
+//   vectors) 1.4x, cpu.23 1.1x; the first layer 0.064 -> 0.054 ms after its epilogue was cut.
 // Run: build/convlab conv --precision int8 --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.23_int8_direct_vnni,cpu.24_int8_direct_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
