@@ -40,8 +40,9 @@ TEST_CASE("ops: max and average pooling") {
     // 7 columns: the scalar tail alone; 53 and 77: quint8 max's vectors of 32, 16 and 8 outputs,
     // and tails. Rows that divide 32 bytes on an even height (with VBMI one run of row pairs, 64
     // bytes at a time): 288, 72 and 144 bytes leave a last part-block; 16 and 32 columns do not.
-    for (const auto& [h, w] : {std::pair<std::int64_t, std::int64_t>{5, 7}, {5, 53}, {5, 77}, {6, 8}, {6, 2}, {6, 4},
-                              {6, 16}, {2, 32}, {4, 32}}) {
+    for (const auto& size : {std::pair<std::int64_t, std::int64_t>{5, 7}, {5, 53}, {5, 77}, {6, 8}, {6, 2}, {6, 4},
+                             {6, 16}, {2, 32}, {4, 32}}) {
+      const std::int64_t h = size.first, w = size.second;  // (not a structured binding: clang 14 cannot capture one)
       CAPTURE(h);
       CAPTURE(w);
       const Shape shape = nchw(2, 3, h, w);
