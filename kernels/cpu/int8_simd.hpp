@@ -203,31 +203,6 @@ inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
   if (count & 1) *out = static_cast<std::uint8_t>(rest);
 }
 inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
-#if defined(__AVX512VBMI__)
-  // The four rows' bytes side by side in registers, then one byte permute to quads: 6-7
-  // instructions where the widening below takes 16 (the packing was a sixth of a 16 x 16 layer).
-  if (stride == 1) {
-    static const IVec kIndex = [] {  // byte 4 l + j of the result: row j's byte l, at 16 j + l
-      alignas(64) std::uint8_t index[64];
-      for (int b = 0; b < 64; ++b) index[b] = static_cast<std::uint8_t>(16 * (b % 4) + b / 4);
-      return _mm512_load_si512(index);
-    }();
-    IVec rows = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + x)));
-    for (int j = 1; j < 4; ++j) rows = _mm512_inserti32x4(rows, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[j] + x)), j);
-    return _mm512_permutexvar_epi8(kIndex, rows);
-  }
-  if (stride == 2) {  // 32 bytes of each row, the even ones kept: rows 0-1 in one register, 2-3 in the other
-    static const IVec kIndex = [] {  // byte 4 l + j: row j's byte 2 l, at 32 j + 2 l of the pair
-      alignas(64) std::uint8_t index[64];
-      for (int b = 0; b < 64; ++b) index[b] = static_cast<std::uint8_t>(32 * (b % 4) + 2 * (b / 4));
-      return _mm512_load_si512(index);
-    }();
-    const auto row = [&](int j) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src[j] + 2 * x)); };
-    const IVec low = _mm512_inserti64x4(_mm512_castsi256_si512(row(0)), row(1), 1);
-    const IVec high = _mm512_inserti64x4(_mm512_castsi256_si512(row(2)), row(3), 1);
-    return _mm512_permutex2var_epi8(low, kIndex, high);
-  }
-#endif
   IVec word = zero();
   for (int j = 0; j < 4; ++j) {
     __m128i bytes;
