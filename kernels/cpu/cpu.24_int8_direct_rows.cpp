@@ -74,10 +74,10 @@ struct Geometry {
 // A vector of two output rows of kLanes / 2 columns: the first half's lanes from p, the second's
 // from p + second (the next packed row, less the half).
 inline IVec load_two_rows(const std::int32_t* p, std::int64_t second) {
-#if defined(__AVX512F__)
+#if defined(__AVX512BW__)  // as IVec: 16 lanes (int8_simd.hpp)
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))),
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + second + kLanes / 2)), 1);
-#else
+#else  // portable: two_rows_ asks for 16 lanes, but every build compiles the two-row tiles
   alignas(64) std::int32_t lanes[kLanes];
   std::memcpy(lanes, p, sizeof lanes / 2);
   std::memcpy(lanes + kLanes / 2, p + second + kLanes / 2, sizeof lanes / 2);
