@@ -423,6 +423,8 @@ class Importer {
         throw fail(n, "pads with a value other than 0; convlab pads with zeros only");
     }
     if (v[0] != 0 || v[1] != 0 || v[4] != 0 || v[5] != 0) throw fail(n, "pads the batch or channel axis (only height and width)");
+    for (const double x : v)  // NaN passes every comparison below, and casts to int64 undefined
+      if (!std::isfinite(x) || x != std::floor(x)) throw fail(n, fmt::format("pads by {}, not a whole number of pixels", x));
     if (std::ranges::any_of(v, [](double x) { return x < 0 || x > (1 << 24); }))
       throw fail(n, "pads by a negative or out-of-range amount (a crop)");
     return {static_cast<std::int64_t>(v[2]), static_cast<std::int64_t>(v[3]), static_cast<std::int64_t>(v[6]),

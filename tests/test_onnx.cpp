@@ -231,6 +231,15 @@ TEST_CASE("onnx: asymmetric padding, from pads, auto_pad SAME or a Pad of zeros 
         "m.onnx: node 'Pad_0' (Pad): pads the batch or channel axis (only height and width)");
   CHECK(refused("", {0, 0, -1, 0, 0, 0, 0, 0}, "Conv") ==
         "m.onnx: node 'Pad_0' (Pad): pads by a negative or out-of-range amount (a crop)");
+  {  // pads as floats (a folded Cast), one of them NaN: found by fuzz_onnx
+    OnnxGraph m(13, {1, 3, 8, 8});
+    m.init("w", {2, 3, 3, 3}, std::vector<float>(54, 1.0f));
+    m.init("pads", {8}, {0, 0, std::numeric_limits<float>::quiet_NaN(), 0, 0, 0, 0, 0});
+    m.node("Pad", {"input", "pads"}, "padded");
+    m.node("Conv", {"padded", "w"}, "output");
+    m.output("output");
+    CHECK(refusal(m) == "m.onnx: node 'Pad_0' (Pad): pads by nan, not a whole number of pixels");
+  }
   CHECK(refused("", {0, 0, 1, 1, 0, 0, 1, 1}, "MaxPool") ==
         "m.onnx: node 'MaxPool_1' reads 'padded', the output of a Pad: convlab folds a Pad of zeros only into the Conv "
         "that reads it");
