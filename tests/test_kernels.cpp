@@ -84,6 +84,8 @@ const SweepShape kSweep[] = {
      "mb3ic20ih14oc400oh14kh1"},
     {"1 x 3 kernel on a one-row image at batch 1: cpu.02's input copy shared by the threads block by block",
      "mb1ic40ih1iw30oc32oh1ow28kh1kw3"},
+    {"3x3 whose F(4x4) weights (36 x 64 x 64 floats) outgrow L2: Winograd chunks sized by their traffic, tiles over the edge",
+     "mb4ic60ih5iw6oc60kh3ph1"},
 };
 
 // Errors of one kernel on one problem, judged against its error bound.

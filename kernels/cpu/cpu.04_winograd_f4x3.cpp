@@ -12,6 +12,8 @@
 // Measured: 171 GFLOP/s effective, 1.21x oneDNN on mb32ic64ih56oc64oh56kh3ph1 (2-core Zen 3 VM, AVX2,
 //   2026-11-30); 1.6x oneDNN on the 2-core Ice Lake VM (AVX-512). 8 x 8 layers at batch 32 (Ice Lake,
 //   2026-12-03): 0.44x -> 1.77-1.87x oneDNN once a GEMM spans several images' tiles (winograd.hpp).
+//   512 channels on 7 x 7 at batch 32 (Zen 5, 2026-12-06): 0.52x -> 1.8x oneDNN once chunks are sized
+//   by the traffic of U (36 x C x K floats), not only by what V and M leave of L2.
 // Run: build/convlab conv --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.04_winograd_f4x3,cpu.02_direct_xsimd --interleave
 #include "kernels/cpu/winograd.hpp"
 

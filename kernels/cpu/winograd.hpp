@@ -5,9 +5,10 @@
 // so the C x 9 multiplies per output of direct convolution become C x a^2 / m^2 multiplies
 // (4 for F(2x2, 3x3), 2.25 for F(4x4, 3x3)) plus the transforms. Per image, the input is
 // reordered to padded NCHWc (kernels/cpu/layout.hpp) so that every transform works on vectors of
-// `block` channels; then per chunk of tiles (sized so its V and M stay in L2; with whole images
-// per thread, the tiles of a group of images when one image has too few to fill the GEMMs' register
-// tiles and reuse their weights, e.g. 16 tiles of F(2x2) or 4 of F(4x4) on an 8 x 8 layer) a thread:
+// `block` channels; then per chunk of tiles (sized so its V and M stay in L2, or where U is larger
+// than L2, so that enough tiles share each read of U; with whole images per thread, the tiles of a
+// group of images when one image has too few to fill the GEMMs' register tiles and reuse their
+// weights, e.g. 16 tiles of F(2x2) or 4 of F(4x4) on an 8 x 8 layer) a thread:
 //   1. transforms the input tiles: V[xi][c / block][t][c % block] = (B^T d B)[xi] (xi: one of the
 //      a^2 points);
 //   2. multiplies, for each xi, M[xi] (T x K) = V[xi] (T x C) * U[xi] (C x K): a^2 independent
@@ -90,8 +91,9 @@ class WinogradConv final : public PlannedConv {
     const std::int64_t tiles = tiles_h_ * tiles_w_;
     const std::int64_t l2_tiles = std::max<std::int64_t>(1, (512 * 1024 / 4) / (a * a * (c_pad_ + k_pad_)));
     if (by_image_) {
-      group_ = images_per_group(p.n, threads, (l2_tiles + tiles - 1) / tiles);
-      const std::int64_t chunks = (group_ * tiles + l2_tiles - 1) / l2_tiles;
+      const std::int64_t wanted = std::max(l2_tiles, streamed_u_tiles());
+      group_ = images_per_group(p.n, threads, (wanted + tiles - 1) / tiles);
+      const std::int64_t chunks = (group_ * tiles + wanted - 1) / wanted;
       chunk_tiles_ = (group_ * tiles + chunks - 1) / chunks;
     } else {
       chunk_tiles_ = std::clamp<std::int64_t>(l2_tiles, 1, std::max<std::int64_t>(1, (tiles + 3) / 4));
@@ -157,6 +159,19 @@ class WinogradConv final : public PlannedConv {
 
  private:
   static std::int64_t round_up(std::int64_t channels) { return (channels + kBlock - 1) / kBlock * kBlock; }
+
+  // Every chunk reads all of U (a^2 x C x K floats): where U outgrows the L2 cache, it comes from
+  // beyond L2 once per chunk, 2 x tiles FLOPs per float. Chunks of 3 tiles (F(4x4), C = K = 512: V
+  // and M within 512 KiB) made resnet18's 7 x 7 layers memory-bound, 0.5x oneDNN. There, chunks of
+  // as many tiles as keep one point's V and M (tiles x (C + K) floats) within kPointBytes: each
+  // point's GEMM finds them in L2, and the chunk's whole V and M pass beyond it once. Swept over
+  // 64-1024 KiB on resnet18's four 3 x 3 shapes at batch 32 (Zen 5, five runs): 128 KiB the best
+  // overall; 512 channels alone liked 1 MiB (1.83x -> 1.88x oneDNN), 64 and 128 channels lost there.
+  std::int64_t streamed_u_tiles() const {
+    if (a * a * c_pad_ * k_pad_ * static_cast<std::int64_t>(sizeof(float)) <= kUInL2Bytes) return 0;
+    return std::max<std::int64_t>(1, kPointBytes / (static_cast<std::int64_t>(sizeof(float)) * (c_pad_ + k_pad_)));
+  }
+  static constexpr std::int64_t kUInL2Bytes = 512 << 10, kPointBytes = 128 << 10;
   std::int64_t chunk_floats() const { return a * a * chunk_tiles_ * (c_pad_ + k_pad_); }
   std::int64_t images() const { return by_image_ ? threads_ * group_ : 1; }
   std::int64_t chunks_per_item() const { return (group_ * tiles_h_ * tiles_w_ + chunk_tiles_ - 1) / chunk_tiles_; }
