@@ -89,7 +89,7 @@ class WinogradConv final : public PlannedConv {
     // at least 4 chunks per image, so that it still feeds every thread. Whole images per thread:
     // groups of images up to that many tiles, in chunks of equal size.
     const std::int64_t tiles = tiles_h_ * tiles_w_;
-    const std::int64_t l2_tiles = std::max<std::int64_t>(1, (512 * 1024 / 4) / (a * a * (c_pad_ + k_pad_)));
+    const std::int64_t l2_tiles = std::max<std::int64_t>(1, kL2Bytes / (4 * a * a * (c_pad_ + k_pad_)));
     if (by_image_) {
       const std::int64_t wanted = std::max(l2_tiles, streamed_u_tiles());
       group_ = images_per_group(p.n, threads, (wanted + tiles - 1) / tiles);
@@ -168,10 +168,11 @@ class WinogradConv final : public PlannedConv {
   // 64-1024 KiB on resnet18's four 3 x 3 shapes at batch 32 (Zen 5, five runs): 128 KiB the best
   // overall; 512 channels alone liked 1 MiB (1.83x -> 1.88x oneDNN), 64 and 128 channels lost there.
   std::int64_t streamed_u_tiles() const {
-    if (a * a * c_pad_ * k_pad_ * static_cast<std::int64_t>(sizeof(float)) <= kUInL2Bytes) return 0;
+    if (a * a * c_pad_ * k_pad_ * static_cast<std::int64_t>(sizeof(float)) <= kL2Bytes) return 0;
     return std::max<std::int64_t>(1, kPointBytes / (static_cast<std::int64_t>(sizeof(float)) * (c_pad_ + k_pad_)));
   }
-  static constexpr std::int64_t kUInL2Bytes = 512 << 10, kPointBytes = 128 << 10;
+  // The L2 a chunk's V and M (or U) may fill; one point's V and M where U does not fit.
+  static constexpr std::int64_t kL2Bytes = 512 << 10, kPointBytes = 128 << 10;
   std::int64_t chunk_floats() const { return a * a * chunk_tiles_ * (c_pad_ + k_pad_); }
   std::int64_t images() const { return by_image_ ? threads_ * group_ : 1; }
   std::int64_t chunks_per_item() const { return (group_ * tiles_h_ * tiles_w_ + chunk_tiles_ - 1) / chunk_tiles_; }
