@@ -16,6 +16,7 @@
 //   reorder 0.9 ms of 4.5 (2-core Zen 3 VM, AVX2, interleaved, 2026-11-30); AVX-512: 1.15-1.9x oneDNN
 //   on mobilenet-tiny's depthwise layers at batch 32, 1.5-2.0x at batch 1 (Ice Lake VM). AVX2 8x8
 //   transposes, then whole-plane tiles, on g128mb32ic128ih8: 0.50x -> 0.58-0.61x -> 0.68-0.71x oneDNN.
+//   Batch 1, 7 x 7 planes copied by channel blocks as the items: g960 1.42x -> 2.73x oneDNN (Zen 5).
 // More (tile widths, output prefetch, the history): docs/kernel-notes.md#cpu05_depthwise_xsimd
 // Run: build/convlab conv --problem g64mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.05_depthwise_xsimd,onednn.conv --interleave
 #include <algorithm>
