@@ -151,7 +151,7 @@ inline float* aligned_workspace(void* workspace) {
 // thread reads back what it wrote, from its own L2, and not the other half from another core's.
 enum class SharedCopy {
   by_rows,            // items rows first: each thread copies about the rows it convolves
-  by_channel_blocks,  // items channel blocks first (depthwise on a plane of one chunk)
+  by_channel_blocks,  // items channel blocks first (cpu.05 on planes of short rows)
   per_thread,         // every item reads all the channels (items output-channel groups first):
                       // each thread copies the whole image for itself and meets no barrier
 };
@@ -222,8 +222,8 @@ void for_each_blocked_image(const float* input, std::int64_t images, const Padde
   }
   if (shared == SharedCopy::per_thread) {
     // Each thread copies twice the floats of a shared copy, and in exchange neither waits for the
-    // other's half nor fetches it from the other core: mobilenet-v2's 1 x 1 projections on 7 x 7
-    // (C = 960) 0.89-0.96x -> 1.19-1.27x oneDNN at batch 1 (Zen 5).
+    // other's half nor fetches it from the other core: at batch 1 cpu.02 on the lab networks' 8 x 8
+    // layers 1.18-1.48x -> 1.53-2.17x oneDNN, mobilenet-v2's features.17.conv.2 1.04x -> 1.24x (Zen 5).
 #pragma omp parallel num_threads(threads)
     {
       const int thread = omp_get_thread_num();
