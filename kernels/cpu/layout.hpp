@@ -240,17 +240,14 @@ void for_each_blocked_image(const float* input, std::int64_t images, const Padde
   for (std::int64_t n = 0; n < images; ++n) {
     // Rows and channel blocks together: a plane of one row (1 x 1 layers read as one long row)
     // was one thread's copy while the other waited (mb1ic960ih7oc320oh7kh1: 2 threads 1.2x one).
-    if (shared == SharedCopy::by_rows) {
-#pragma omp for collapse(2) schedule(static)
-      for (std::int64_t row = 0; row < image.padded_height(); ++row)
-        for (std::int64_t cb = 0; cb < image.channel_blocks(); ++cb)
-          nchw_to_padded_nchwc_row(input + n * image_in, image, cb, row, copies);
-    } else {
-#pragma omp for collapse(2) schedule(static)
-      for (std::int64_t cb = 0; cb < image.channel_blocks(); ++cb)
-        for (std::int64_t row = 0; row < image.padded_height(); ++row)
-          nchw_to_padded_nchwc_row(input + n * image_in, image, cb, row, copies);
-    }
+    // The static schedule deals out contiguous runs of the (row, block) pairs, rows outermost or
+    // blocks outermost as `shared` says.
+    const std::int64_t rows = image.padded_height(), blocks = image.channel_blocks();
+    const bool rows_first = shared == SharedCopy::by_rows;
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < rows * blocks; ++i)
+      nchw_to_padded_nchwc_row(input + n * image_in, image, rows_first ? i % blocks : i / rows,
+                               rows_first ? i / blocks : i % rows, copies);
 #pragma omp for schedule(static)
     for (std::int64_t item = 0; item < items; ++item) work(n, copies, item, omp_get_thread_num());
   }
