@@ -178,6 +178,7 @@ TEST_CASE("cli: conv times single convolutions, checked against the oracle") {
   CHECK(r["error_vs_reference"]["max_abs"].get<double>() < 1e-4);
   CHECK(r["percent_of_peak"].get<double>() > 0);
   CHECK_FALSE(r.contains("interleaved"));
+  CHECK_FALSE(r.contains("settle_ms"));
 
   // --interleave: the same rows, each marked, and the protocol line says so.
   const Outcome i = run_convlab("conv --problem mb1ic8ih9oc8oh9kh3ph1 --kernel cpu.01_im2col_eigen,cpu.02_direct_xsimd "
@@ -188,6 +189,7 @@ TEST_CASE("cli: conv times single convolutions, checked against the oracle") {
   REQUIRE(interleaved["results"].size() == 2);
   for (const auto& row : interleaved["results"]) {
     CHECK(row["interleaved"] == true);
+    CHECK(row["settle_ms"] == 1.0);  // the untimed runs before each trial (harness.hpp)
     CHECK(row["samples_ms"].size() == 3);
   }
 }

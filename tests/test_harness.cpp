@@ -157,6 +157,24 @@ TEST_CASE("harness: interleaved workloads are timed round by round, the order ro
                        "trials 0 must be at least 1", InputError);
 }
 
+TEST_CASE("harness: in the rounds, a timed run follows untimed runs of its own workload lasting settle_ms together") {
+  Log log;
+  FakeClock clock(log);
+  CountingDevice device(log, false);
+  // settle_ms 25: a (10 ms a run, 1 ms a clock read) settles with 3 runs (11, 22, 33 ms), b with
+  // 2 (21, 42), c with one (31): a slow workload pays nothing more than the one run.
+  const std::vector<Measurement> m =
+      measure_interleaved(abc_workloads(log, clock, device), {.warmup = 0, .trials = 2, .settle_ms = 25}, clock);
+  std::string runs;
+  for (const std::string& e : log.events)
+    if (e.size() == 1 && e[0] >= 'a' && e[0] <= 'c') runs += e;
+  CHECK(runs == "abc" "aaaa" "bbb" "cc" "bbb" "cc" "aaaa");  // cold runs, round abc, round bca
+  for (int i = 0; i < 3; ++i)
+    for (const double ms : m[i].samples_ms) CHECK(ms == doctest::Approx(1.0 + 10 * (i + 1)));
+  CHECK_THROWS_WITH_AS(measure_interleaved(abc_workloads(log, clock, device), {.warmup = 0, .trials = 1, .settle_ms = -1}, clock),
+                       "settle_ms -1 must not be negative", InputError);
+}
+
 TEST_CASE("harness: a workload marked alone is measured after the rounds, by itself, in its place among the results") {
   Log log;
   FakeClock clock(log);

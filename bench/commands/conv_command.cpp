@@ -77,8 +77,10 @@ int run_conv(const ConvOptions& o) {
   config.peak_gflops = peak.gflops_all;
   const bool int8 = config.precision == Precision::int8;
   if (int8) config.peak_gflops = peak.int8_gops_all;  // GOP/s: a share of the int8 peak (0: no probe here)
-  fmt::print("protocol: warmup {}, {}{}, outputs checked against {} before timing\n", o.warmup,
-             count_of(o.trials, "trial"), o.interleave ? ", a problem's kernels interleaved trial by trial" : "",
+  fmt::print("protocol: warmup {}, {}{}, outputs checked against {} before timing\n", o.warmup, count_of(o.trials, "trial"),
+             o.interleave ? fmt::format(", a problem's kernels interleaved trial by trial (each trial after {} ms or more of "
+                                        "its own untimed runs)", config.protocol.settle_ms)
+                          : "",
              int8 ? "cpu.20_int8_reference (in quanta of the output scale)" : "cpu.00_reference");
   if (int8) {
     fmt::print("int8: seeded quint8 input over 7 bits (oneDNN's int8 saturates above, without VNNI) and qint8 weights "

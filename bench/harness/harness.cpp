@@ -30,10 +30,20 @@ void timed_run(const Workload& w, Clock& clock, double& host_ms, double* device_
   if (device_timer && device_ms != nullptr) *device_ms = device.elapsed_ms();
 }
 
+// Untimed runs of w, one at least, until settle_ms have passed.
+void settle(const Workload& w, double settle_ms, Clock& clock) {
+  const std::int64_t start = clock.now_ns();
+  do {
+    w.run();
+    w.device->synchronize();
+  } while (static_cast<double>(clock.now_ns() - start) * 1e-6 < settle_ms);
+}
+
 // The rounds of measure_interleaved, every workload in them.
 std::vector<Measurement> measure_rounds(const std::vector<Workload>& workloads, const Protocol& protocol, Clock& clock) {
   if (protocol.trials < 1) throw InputError(fmt::format("trials {} must be at least 1", protocol.trials));
   if (protocol.warmup < 0) throw InputError(fmt::format("warmup {} must not be negative", protocol.warmup));
+  if (!(protocol.settle_ms >= 0)) throw InputError(fmt::format("settle_ms {} must not be negative", protocol.settle_ms));
   const std::size_t count = workloads.size(), trials = static_cast<std::size_t>(protocol.trials);
   std::vector<Measurement> m(count);
   for (std::size_t i = 0; i < count; ++i) {  // no allocation inside the loops
@@ -61,9 +71,9 @@ std::vector<Measurement> measure_rounds(const std::vector<Workload>& workloads, 
     for (std::size_t k = 0; k < count; ++k) {
       const std::size_t i = (t + k) % count;
       throw_if_interrupted();
-      // With others in between, an untimed run first: the trial then finds the caches holding
-      // its own data, as a trial that follows its own previous trial does.
-      if (count > 1) workloads[i].run();
+      // With others in between, untimed runs first (harness.hpp: settle_ms): the trial then
+      // finds the machine as a trial that follows its own previous trial does.
+      if (count > 1) settle(workloads[i], protocol.settle_ms, clock);
       timed_run(workloads[i], clock, m[i].samples_ms[t], device_ms(i, t));
     }
   const std::uint64_t rss_after = current_rss_bytes(), peak = peak_rss_bytes();

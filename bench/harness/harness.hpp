@@ -19,6 +19,9 @@ namespace convlab {
 struct Protocol {
   int warmup = 10;
   int trials = 100;
+  // Interleaved rounds: before each timed run, untimed runs of the same workload for at least this
+  // long (one at least). See measure_interleaved.
+  double settle_ms = 1.0;
 };
 
 struct Measurement {
@@ -41,8 +44,14 @@ Measurement measure(const std::function<void()>& run, Device& device, const Prot
 // `trials` rounds that each time every workload once, the order rotated each round so that none
 // always follows the same one. A slow spell then falls on all of them alike and their ratios
 // hold, where one after the other (all of A's trials, then all of B's) compares different spells.
-// Each timed run follows an untimed run of the same workload, so it finds its own data in cache
-// as it would one after the other (without it, batch-1 layers measured 1.1-1.6x slower).
+// Each timed run follows untimed runs of the same workload, at least one and at least
+// protocol.settle_ms together, so it finds its own data in cache, and the core in the state its
+// own work leaves it, as it would one after the other. Without the untimed run, batch-1 layers
+// measured 1.1-1.6x slower; with one run (0.1 ms), kernels with Eigen's im2col (3 ms) in the rounds
+// still ran 1.5-2.5x slower than without it, and not alike: cpu.07 over cpu.05 on a stride-2
+// depthwise layer 1.12-1.18x, where without cpu.01, or after 0.5 ms or more of its own runs, it is
+// 0.73-0.99x (Zen 5 VM, 2026-12-06). What lingers that long (clocks, caches, the vector units'
+// power) this VM cannot show; 1 ms covers it there, and costs nothing to a workload that runs longer.
 // The resident memory is the set's: every Measurement gets the same figures. measure() is the
 // case of one workload. A workload marked `alone` (the oracle) is measured by itself after the
 // rounds, in its place among the results: long scalar runs among the rounds made the next

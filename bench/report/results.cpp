@@ -113,7 +113,10 @@ nlohmann::json to_json(const Result& r) {
   const Measurement& m = r.measurement;
   j["warmup"] = r.protocol.warmup;
   j["trials"] = r.protocol.trials;
-  if (r.interleaved) j["interleaved"] = true;
+  if (r.interleaved) {
+    j["interleaved"] = true;
+    j["settle_ms"] = r.protocol.settle_ms;
+  }
   j["percentile_method"] = to_string(r.method);
   j["latency_ms"] = summary_json(r.latency);
   j["samples_ms"] = m.samples_ms;

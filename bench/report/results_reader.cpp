@@ -108,6 +108,7 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
   r.protocol.trials = static_cast<int>(r.measurement.samples_ms.size());
   if (row.contains("warmup")) r.protocol.warmup = static_cast<int>(rd.integer(row, "warmup", 0));
   r.interleaved = row.contains("interleaved") && row["interleaved"] == true;
+  if (row.contains("settle_ms")) r.protocol.settle_ms = rd.number(row, "settle_ms");
   if (row.contains("cold_ms")) r.measurement.cold_ms = rd.number(row, "cold_ms");
   r.flops_per_item = rd.number(row, "flops_per_item");
   // The context's peak is the CPU's FMA peak: it belongs to the rows measured against it, those
