@@ -28,6 +28,8 @@ TEST_CASE("cli: bad input exits 2 with one line naming the value and the choices
   check_usage_error("run --warmup -1", "--warmup: -1 must be 0 or more");
   check_usage_error("run --trials 0", "--trials: 0 must be at least 1");
   check_usage_error("run --trials many", "many");
+  check_usage_error("run --settle-ms 2", "--settle-ms applies to --interleave runs only");
+  check_usage_error("conv --problem mb1ic3ih8oc4kh3 --interleave --settle-ms -1", "--settle-ms: -1 must be 0 or more");
   check_usage_error("run --threads -2", "--threads: '-2' is not a positive integer");
   // More threads than CPUs runs, but says loudly that the cores are oversubscribed.
   const std::string too_many = std::to_string(std::thread::hardware_concurrency() + 1);
@@ -180,17 +182,21 @@ TEST_CASE("cli: conv times single convolutions, checked against the oracle") {
   CHECK_FALSE(r.contains("interleaved"));
   CHECK_FALSE(r.contains("settle_ms"));
 
-  // --interleave: the same rows, each marked, and the protocol line says so.
-  const Outcome i = run_convlab("conv --problem mb1ic8ih9oc8oh9kh3ph1 --kernel cpu.01_im2col_eigen,cpu.02_direct_xsimd "
-                                "--interleave --warmup 1 --trials 3 --json " + json);
-  REQUIRE(i.code == 0);
-  CHECK(i.out.find("kernels interleaved trial by trial") != std::string::npos);
-  const auto interleaved = nlohmann::json::parse(slurp(json));
-  REQUIRE(interleaved["results"].size() == 2);
-  for (const auto& row : interleaved["results"]) {
-    CHECK(row["interleaved"] == true);
-    CHECK(row["settle_ms"] == 1.0);  // the untimed runs before each trial (harness.hpp)
-    CHECK(row["samples_ms"].size() == 3);
+  // --interleave: the same rows, each marked, and the protocol line says so, with the untimed
+  // runs before each trial (harness.hpp: settle_ms, 1 ms unless --settle-ms says otherwise).
+  for (const std::string settle : {"", " --settle-ms 0.5"}) {
+    const Outcome i = run_convlab("conv --problem mb1ic8ih9oc8oh9kh3ph1 --kernel cpu.01_im2col_eigen,cpu.02_direct_xsimd "
+                                  "--interleave --warmup 1 --trials 3 --json " + json + settle);
+    REQUIRE(i.code == 0);
+    CHECK(i.out.find("kernels interleaved trial by trial (each trial after " + std::string(settle.empty() ? "1" : "0.5") +
+                     " ms or more of its own untimed runs)") != std::string::npos);
+    const auto interleaved = nlohmann::json::parse(slurp(json));
+    REQUIRE(interleaved["results"].size() == 2);
+    for (const auto& row : interleaved["results"]) {
+      CHECK(row["interleaved"] == true);
+      CHECK(row["settle_ms"] == (settle.empty() ? 1.0 : 0.5));
+      CHECK(row["samples_ms"].size() == 3);
+    }
   }
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "bench/harness/environment.hpp"
+#include "bench/harness/harness.hpp"
 #include "kernels/common/error.hpp"
 #include "models/onnx_model.hpp"
 #include "kernels/common/int8_kernel.hpp"
@@ -113,6 +114,19 @@ void add_threads_option(CLI::App& cmd, int& threads, const std::string& help) {
             return std::string();
           },
           "N", ""));
+}
+
+void add_settle_option(CLI::App& cmd, std::optional<double>& settle_ms) {
+  cmd.add_option("--settle-ms", settle_ms,
+                 fmt::format("With --interleave: before each trial, untimed runs of the same kernel for at least this many "
+                             "ms, one at least (default {}; 0: one run)", Protocol{}.settle_ms));
+}
+
+double settle_ms_for(const std::optional<double>& settle_ms, bool interleave) {
+  if (!settle_ms) return Protocol{}.settle_ms;
+  if (!interleave) throw InputError("--settle-ms applies to --interleave runs only");
+  if (!(*settle_ms >= 0)) throw InputError(fmt::format("--settle-ms: {} must be 0 or more", *settle_ms));
+  return *settle_ms;
 }
 
 void set_threads(int threads) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,11 @@ void add_threads_option(CLI::App& cmd, int& threads, const std::string& help = "
 // Applies --threads: 0 leaves OpenMP's default (every core); more threads than CPUs is allowed
 // but warned about on stderr (oversubscription slows every figure).
 void set_threads(int threads);
+// --settle-ms MS on `cmd` (the commands with --interleave): how long each interleaved trial's
+// untimed runs of its own kernel last at least (Protocol::settle_ms, bench/harness/harness.hpp).
+void add_settle_option(CLI::App& cmd, std::optional<double>& settle_ms);
+// Its value for the protocol: the default when left out; refused when negative or without --interleave.
+double settle_ms_for(const std::optional<double>& settle_ms, bool interleave);
 // cpu.auto's options on `cmd` (every command that may plan it): --auto-strict (leave out the
 // Winograd F(4x4) kernel) and --auto-cache FILE|off (where choices are remembered). Both also go
 // into the environment, so the processes convlab starts (--fresh-process) choose the same way.

@@ -2,6 +2,7 @@
 // checked against the oracle and timed beside oneDNN (bench/harness/conv_bench.hpp measures).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ struct ConvOptions {
   std::string percentile = "linear";
   std::uint64_t seed = 1;
   bool interleave = false;
+  std::optional<double> settle_ms;
   std::string json, csv;
 };
 
@@ -67,7 +69,7 @@ int run_conv(const ConvOptions& o) {
     if (!runs) throw InputError(fmt::format("--kernel: {} runs none of the problems ({})", id, why));
   }
   require_backend(config.backend);
-  config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.protocol = {.warmup = o.warmup, .trials = o.trials, .settle_ms = settle_ms_for(o.settle_ms, o.interleave)};
   config.interleave = o.interleave;
   config.method = parse_percentile_method(o.percentile);
   config.seed = o.seed;
@@ -132,6 +134,7 @@ Command add_conv_command(CLI::App& app) {
   conv->add_option("--seed", o->seed, "Seed of the input and weights")->capture_default_str();
   conv->add_flag("--interleave", o->interleave,
                  "Time a problem's kernels together, one trial of each per round, so a busy spell falls on all of them");
+  add_settle_option(*conv, o->settle_ms);
   conv->add_option("--json", o->json, "Write results as JSON (schema convlab/1)");
   conv->add_option("--csv", o->csv, "Write results as CSV");
   return {conv, [o] { return run_conv(*o); }};

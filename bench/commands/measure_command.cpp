@@ -30,7 +30,7 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
   config.model = parse_model(o.model);
   config.backend = parse_backend(o.backend);
   config.batches = parse_batches(o.batches);
-  config.protocol = {.warmup = o.warmup, .trials = o.trials};
+  config.protocol = {.warmup = o.warmup, .trials = o.trials, .settle_ms = settle_ms_for(o.settle_ms, o.interleave)};
   config.method = parse_percentile_method(o.percentile);
   config.seed = o.seed;
   config.weights = o.weights;

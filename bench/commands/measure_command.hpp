@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct RunOptions {
   std::string images;  // with end_to_end: a folder of images; empty: generated ones
   int fresh_processes = 0;
   bool interleave = false;          // a batch's rows timed together, round by round (CPU)
+  std::optional<double> settle_ms;  // with interleave: --settle-ms (default: Protocol's)
   std::string precisions = "fp32";  // fp32, int8 or both: which kernels of --kernel run
   int calibration = 32;             // int8: seeded calibration inputs
   std::string observer = "minmax";  // int8: minmax or histogram

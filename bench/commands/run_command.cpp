@@ -107,6 +107,7 @@ void add_run_options(CLI::App& cmd, RunOptions& o) {
   cmd.add_flag("--interleave", o.interleave,
                "CPU: time a batch's rows (every kernel and precision) together, one forward of each per round, "
                "so a busy spell falls on all of them");
+  add_settle_option(cmd, o.settle_ms);
   cmd.add_option("--precision", o.precisions, "fp32, int8 or fp32,int8: which kernels of --kernel run (int8: CPU and CUDA)")
       ->capture_default_str();
   cmd.add_option("--calibration", o.calibration, "int8: seeded inputs the activations' ranges are observed on")
