@@ -74,7 +74,8 @@ inline double median_of(std::vector<double> v) {
 // fastest, not its median, so that a burst of another guest's work over two of its first three
 // runs does not drop it (lab-cnn:conv1 at batch 32: cpu.08 dropped so, cpu.04 chosen, 5.5x
 // slower). Each timed run follows an untimed run of the same candidate, as in the harness's
-// interleaved trials (bench/harness/harness.cpp): a kernel is then timed with its own weights
+// interleaved trials (bench/harness/harness.hpp; there 1 ms of them at least, here one, which
+// keeps plan time bounded on tiny layers): a kernel is then timed with its own weights
 // and workspace in cache, as it runs in a network, not after the other candidates' (timed cold,
 // Winograd F(2x2) lost 17% against the direct kernel on an 8x8 layer, where warm it wins by as
 // much). spent_ms counts both runs: the cost.
