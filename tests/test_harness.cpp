@@ -1,5 +1,6 @@
 // The protocol, checked with a fake clock and a device that records every call.
 #include <doctest/doctest.h>
+#include <omp.h>
 
 #include <string>
 #include <vector>
@@ -232,6 +233,35 @@ TEST_CASE("peak: a measurement that cannot be the machine's peak says why") {
   // Other work around the measurement.
   REQUIRE(peak_warnings(quiet, 0.9, 0.0).size() == 1);
   CHECK(peak_warnings(quiet, 0.9, 0.0)[0].find("other work kept 0.90 cores busy") == 0);
+}
+
+TEST_CASE("peak: a figure measured on 1 and all threads is kept in both slots when all is one") {
+  CHECK(peak_thread_counts(4) == std::vector<int>{1, 4});
+  CHECK(peak_thread_counts(1) == std::vector<int>{1});
+  double one = 0, all = 0;
+  keep_best(10, 1, 4, one, all);
+  keep_best(30, 4, 4, one, all);
+  keep_best(8, 1, 4, one, all);  // a slower repetition changes nothing
+  CHECK(one == 10);
+  CHECK(all == 30);
+  double single_one = 0, single_all = 0;
+  keep_best(12, 1, 1, single_one, single_all);
+  CHECK(single_one == 12);
+  CHECK(single_all == 12);
+}
+
+TEST_CASE("peak: on one thread the all-threads figures are measured (they read 0 before)") {
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const Peak p = measure_peak(/*quick=*/false);
+  omp_set_num_threads(threads);
+  REQUIRE(p.threads == 1);
+  CHECK(p.gflops_all == p.gflops_one);
+  CHECK(p.gflops_all > 0);
+  REQUIRE(!p.tiles.empty());
+  CHECK(p.tiles.front().gflops_all == p.tiles.front().gflops_one);
+  CHECK(p.int8_gops_all == p.int8_gops_one);  // 0 == 0 where this ISA has no int8 probe
+  CHECK(p.int16_pair_gops_all == p.int16_pair_gops_one);
 }
 
 TEST_CASE("peak: every build measures its widest register tile (AVX2 builds measured none)") {

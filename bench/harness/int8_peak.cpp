@@ -123,11 +123,10 @@ void measure_int8_peak(Peak& peak, long iterations, int repetitions) {
 #if defined(__AVX2__)
   peak.int8_instruction = kInt8Instruction;
   for (int r = 0; r < repetitions; ++r)
-    for (const int threads : {1, peak.threads}) {
-      (threads == 1 ? peak.int8_gops_one : peak.int8_gops_all) =
-          std::max(threads == 1 ? peak.int8_gops_one : peak.int8_gops_all, int8_gops<true>(threads, iterations));
-      (threads == 1 ? peak.int16_pair_gops_one : peak.int16_pair_gops_all) =
-          std::max(threads == 1 ? peak.int16_pair_gops_one : peak.int16_pair_gops_all, int8_gops<false>(threads, iterations));
+    for (const int threads : peak_thread_counts(peak.threads)) {
+      keep_best(int8_gops<true>(threads, iterations), threads, peak.threads, peak.int8_gops_one, peak.int8_gops_all);
+      keep_best(int8_gops<false>(threads, iterations), threads, peak.threads, peak.int16_pair_gops_one,
+                peak.int16_pair_gops_all);
     }
 #else
   (void)peak, (void)iterations, (void)repetitions;  // no int8 probe for this ISA yet: figures stay 0

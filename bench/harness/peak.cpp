@@ -199,6 +199,15 @@ double parallel_region_us(int threads, int regions) {
   return us[static_cast<std::size_t>(regions / 2)];
 }
 
+std::vector<int> peak_thread_counts(int all_threads) {
+  return all_threads > 1 ? std::vector<int>{1, all_threads} : std::vector<int>{1};
+}
+
+void keep_best(double value, int threads, int all_threads, double& one, double& all) {
+  if (threads == 1) one = std::max(one, value);
+  if (threads == all_threads) all = std::max(all, value);
+}
+
 Peak measure_peak(bool quick) {
   Peak peak;
   peak.simd_lanes = static_cast<int>(Batch::size);
@@ -222,14 +231,13 @@ Peak measure_peak(bool quick) {
   // Repetitions interleave the FMA loop and the tiles, so that a busy spell of the machine (these
   // are shared) falls on all of them alike rather than on whichever ran then; best of each.
   for (int r = 0; r < 5; ++r)
-    for (const int threads : {1, peak.threads}) {
-      double& fma = threads == 1 ? peak.gflops_one : peak.gflops_all;
-      fma = std::max(fma, fma_gflops(threads, iterations));
+    for (const int threads : peak_thread_counts(peak.threads)) {
+      keep_best(fma_gflops(threads, iterations), threads, peak.threads, peak.gflops_one, peak.gflops_all);
       for (TileCeiling& t : peak.tiles) {
         // As many FMAs as the peak loop's: a tile does channels x 9 taps x its accumulators.
         const long calls = iterations * kChains / (cpu::kBlock * 9 * t.k_blocks * t.pixels);
-        double& tile = threads == 1 ? t.gflops_one : t.gflops_all;
-        tile = std::max(tile, register_tile_run(t.k_blocks, threads, calls).gflops);
+        keep_best(register_tile_run(t.k_blocks, threads, calls).gflops, threads, peak.threads, t.gflops_one,
+                  t.gflops_all);
       }
     }
   measure_int8_peak(peak, iterations / 2, 5);

@@ -47,6 +47,11 @@ std::vector<std::string> peak_warnings(const Peak& peak, double busy_before, dou
 Peak measure_peak(bool quick);
 // Fills peak's read and triad bandwidth (all threads; three 256 MiB arrays, about a second).
 void measure_bandwidth(Peak& peak);
+// The thread counts a figure is measured on: 1 and all, once when all is 1.
+std::vector<int> peak_thread_counts(int all_threads);
+// Keeps `value`, measured on `threads` threads, where it is best: in `one` for 1 thread, in `all`
+// for all threads, in both when all is 1 (then `all` is no longer left at 0).
+void keep_best(double value, int threads, int all_threads, double& one, double& all);
 // Fills peak's int8 figures (its `threads` set): best of `repetitions`, `iterations` rounds each.
 void measure_int8_peak(Peak& peak, long iterations, int repetitions);
 // The median time of `regions` empty parallel regions of `threads` threads, run back to back, in us.
