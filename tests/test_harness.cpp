@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/commands/measure_command.hpp"
 #include "bench/harness/harness.hpp"
 #include "bench/harness/peak.hpp"
 #include "kernels/common/error.hpp"
@@ -233,6 +234,19 @@ TEST_CASE("peak: a measurement that cannot be the machine's peak says why") {
   // Other work around the measurement.
   REQUIRE(peak_warnings(quiet, 0.9, 0.0).size() == 1);
   CHECK(peak_warnings(quiet, 0.9, 0.0)[0].find("other work kept 0.90 cores busy") == 0);
+}
+
+TEST_CASE("peak: measured again after the rows, a peak well above or below the start's is said, with its bound") {
+  CHECK(peak_drift_warning(105, 100, "GFLOP/s", "FP32 rows").empty());
+  CHECK(peak_drift_warning(92, 100, "GFLOP/s", "FP32 rows").empty());
+  CHECK(peak_drift_warning(50, 0, "GFLOP/s", "FP32 rows").empty());  // no start figure: nothing to compare
+  const std::string above = peak_drift_warning(125, 100, "GFLOP/s", "FP32 rows");
+  CHECK(above.find("25% above the 100.0 at the start") != std::string::npos);
+  CHECK(above.find("FP32 rows above is up to 25% too high") != std::string::npos);
+  // 1830 GOP/s at the start, 1464 after: 20% below; rows at the later speed read 1830 / 1464 = 1.25x low.
+  const std::string below = peak_drift_warning(1464, 1830, "GOP/s int8", "int8 rows");
+  CHECK(below.find("1464.0 GOP/s int8 measured again after the runs, 20% below the 1830.0") != std::string::npos);
+  CHECK(below.find("int8 rows above may be\n          up to 25% too low") != std::string::npos);
 }
 
 TEST_CASE("peak: a figure measured on 1 and all threads is kept in both slots when all is one") {

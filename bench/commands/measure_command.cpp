@@ -154,15 +154,28 @@ Peak print_context(const Environment& env) {
   return peak;
 }
 
+std::string peak_drift_warning(double again, double start, const std::string& unit, const std::string& rows) {
+  if (start <= 0 || again <= 0) return {};
+  if (const double excess = again / start - 1; excess > 0.1)
+    return fmt::format("peak:     {:.1f} {} measured again after the runs, {:.0f}% above the {:.1f} at the start: the\n"
+                       "          machine was busier then, and the % of peak of {} above is up to {:.0f}% too high\n",
+                       again, unit, 100 * excess, start, rows, 100 * excess);
+  // Below: the rows between the two probes may have met the busier machine too; only they
+  // could say how much, so the bound is the probes' ratio.
+  if (const double shortfall = 1 - again / start; shortfall > 0.1)
+    return fmt::format("peak:     {:.1f} {} measured again after the runs, {:.0f}% below the {:.1f} at the start: the\n"
+                       "          machine grew busier (or the start read high), and the % of peak of {} above may be\n"
+                       "          up to {:.0f}% too low\n",
+                       again, unit, 100 * shortfall, start, rows, 100 * (start / again - 1));
+  return {};
+}
+
 int finish_measuring(const std::string& json, const std::string& csv, const Environment& env, Peak& peak,
                      const std::vector<Result>& results) {
   const Peak after = measure_peak(/*quick=*/true);
   peak.gflops_all_after = after.gflops_all;
   const auto warn = [](double again, double start, const char* unit, const char* rows) {
-    if (const double excess = again / start - 1; excess > 0.1)
-      fmt::print("peak:     {:.1f} {} measured again after the runs, {:.0f}% above the {:.1f} at the start: the\n"
-                 "          machine was busier then, and the % of peak of {} above is up to {:.0f}% too high\n",
-                 again, unit, 100 * excess, start, rows, 100 * excess);
+    if (const std::string w = peak_drift_warning(again, start, unit, rows); !w.empty()) fmt::print("{}", w);
   };
   warn(peak.gflops_all_after, peak.gflops_all, "GFLOP/s", "FP32 rows");
   // The short int8 probe reads low more often than the FMA one (490-870 GOP/s where `convlab

@@ -61,9 +61,14 @@ std::function<void(const Result&)> print_and_advance(const ModelBenchConfig& con
 void check_writable(const std::string& json, const std::string& csv);
 // The header of every measuring command: the environment, and the FMA peak measured now.
 Peak print_context(const Environment& env);
+// What a peak measured again after the rows (`again`) says about the % of peak taken against
+// the one measured at the start, when they differ by over 10%: well above, the machine was busier
+// at the start and the percentages are too high; well below, it grew busier during the rows (or
+// the start read high) and they may be too low. Empty when they agree. unit: "GFLOP/s";
+// rows: "FP32 rows".
+std::string peak_drift_warning(double again, double start, const std::string& unit, const std::string& rows);
 // The end of every measuring command: measures the FMA peak again (into peak.gflops_all_after,
-// for the results file) and says so when it is well above the one the % of peak was taken
-// against (the machine was busier at the start, so those percentages are too high); prints the
+// for the results file) and prints peak_drift_warning; prints the
 // flag legend; writes the requested files. The exit code says whether every result is ok, some
 // ran out of memory, or a SIGINT cut the run short (then the files hold what was finished,
 // marked incomplete).
