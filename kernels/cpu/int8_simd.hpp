@@ -113,7 +113,10 @@ inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, st
   // instructions where the widening below takes 16 (the packing was a sixth of a 16 x 16 layer).
   if (stride == 1) {
     IVec rows = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[0] + x)));
-    for (int j = 1; j < 4; ++j) rows = _mm512_inserti32x4(rows, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[j] + x)), j);
+    // The lane is an immediate: spelled out, as clang refuses a loop variable there.
+    rows = _mm512_inserti32x4(rows, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[1] + x)), 1);
+    rows = _mm512_inserti32x4(rows, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[2] + x)), 2);
+    rows = _mm512_inserti32x4(rows, _mm_loadu_si128(reinterpret_cast<const __m128i*>(src[3] + x)), 3);
     return _mm512_permutexvar_epi8(_mm512_loadu_si512(kQuadBytes<1>.data()), rows);
   }
   if (stride == 2) {  // 32 bytes of each row, the even ones kept: rows 0-1 in one register, 2-3 in the other
