@@ -60,9 +60,12 @@ struct BandGeometry {
 template <int kV>
 void tile(const float* band, const float* w, const float* bias, const BandGeometry& g, const std::int64_t* in_offsets,
           const std::int64_t* out_offsets, const std::int64_t* valid, float* out, std::int64_t channels) {
-  Vec acc[kChannels][kV];
-  for (auto& row : acc)
+  Vec acc[kChannels][kV];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
+  CONVLAB_TILE_LOOP
+  for (auto& row : acc) {
+    CONVLAB_TILE_LOOP
     for (Vec& a : row) a = Vec(0.0f);
+  }
   // One loop over every tap (the offsets plan made), so the accumulators stay in registers;
   // unrolled by 3 (a kernel row), its counter and branch come every 36 FMAs, not 12: 0.91x -> 0.95x
   // oneDNN on mb32ic64ih56oc64oh56kh3ph1 (Zen 2, AVX2; by 2, 4 or 9 measured the same).
@@ -71,17 +74,23 @@ void tile(const float* band, const float* w, const float* bias, const BandGeomet
 #pragma GCC unroll 3
   for (const std::int64_t tap : g.taps) {
     Vec x[kV];
+    CONVLAB_TILE_LOOP
     for (int v = 0; v < kV; ++v) {
       x[v] = Vec::load_unaligned(in[v] + tap);
       keep_in_register(x[v]);  // loaded once, used kChannels times
     }
+    CONVLAB_TILE_LOOP
     for (int k = 0; k < kChannels; ++k) {
       const Vec wv(w[k]);
+      CONVLAB_TILE_LOOP
       for (int v = 0; v < kV; ++v) acc[k][v] = xsimd::fma(x[v], wv, acc[k][v]);
     }
     w += kChannels;
   }
-  for (int k = 0; k < kChannels && k < channels; ++k)
+  CONVLAB_TILE_LOOP
+  for (int k = 0; k < kChannels; ++k) {
+    if (k >= channels) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
+    CONVLAB_TILE_LOOP
     for (int v = 0; v < kV; ++v) {
       const Vec y = activate_vec(g.activation, acc[k][v] + Vec(bias[k]));
       float* to = out + k * g.out_plane + out_offsets[v];
@@ -93,6 +102,7 @@ void tile(const float* band, const float* w, const float* bias, const BandGeomet
         std::copy_n(lanes, valid[v], to);
       }
     }
+  }
 }
 
 // kTiles[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).

@@ -147,9 +147,12 @@ class Int8DirectConv final : public PlannedInt8Conv {
       const std::int64_t pixel = std::min(p0 + px, oh_ * ow_ - 1);
       at[px] = ((pixel / ow_) * p_.stride_h * wp_ + (pixel % ow_) * p_.stride_w) * pairs_;
     }
-    IVec acc[kKBlocks][kTile];
-    for (auto& block : acc)
+    IVec acc[kKBlocks][kTile];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
+    CONVLAB_TILE_LOOP
+    for (auto& block : acc) {
+      CONVLAB_TILE_LOOP
       for (IVec& a : block) a = zero();
+    }
     for (std::int64_t r = 0; r < p_.r; ++r)
       for (std::int64_t s = 0; s < p_.s; ++s) {
         const std::int32_t* in[kTile];
@@ -157,9 +160,12 @@ class Int8DirectConv final : public PlannedInt8Conv {
         const std::int16_t* w = wg + (r * p_.s + s) * pairs_ * kKBlocks * kBlockPairs;
         for (std::int64_t c2 = 0; c2 < pairs_; ++c2, w += kKBlocks * kBlockPairs) {
           IVec b[kKBlocks];
+          CONVLAB_TILE_LOOP
           for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockPairs);
+          CONVLAB_TILE_LOOP
           for (int px = 0; px < kTile; ++px) {
             const IVec a = splat(in[px][c2]);
+            CONVLAB_TILE_LOOP
             for (int j = 0; j < kKBlocks; ++j) acc[j][px] = madd_add(acc[j][px], a, b[j]);
           }
         }
@@ -167,16 +173,20 @@ class Int8DirectConv final : public PlannedInt8Conv {
     store(acc, output, n, g, p0);
   }
 
-  void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
+  CONVLAB_TILE_INLINE void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
              std::int64_t p0) const {
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
     const std::int64_t pixels = std::min<std::int64_t>(kTile, oh_ * ow_ - p0);
     alignas(64) std::int32_t q[kTile][kLanes];
+    CONVLAB_TILE_LOOP
     for (int j = 0; j < kKBlocks; ++j) {
       const std::int64_t k0 = (g * kKBlocks + j) * kLanes;
       if (k0 >= p_.k) break;
-      for (int px = 0; px < pixels; ++px)
+      CONVLAB_TILE_LOOP
+      for (int px = 0; px < kTile; ++px) {
+        if (px >= pixels) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
         requantize(acc[j][px], &requantize_.multiplier[k0], &requantize_.offset[k0], zp, lo, hi, q[px]);
+      }
       for (std::int64_t lane = 0; lane < kLanes && k0 + lane < p_.k; ++lane) {
         std::uint8_t* out = output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0;
         for (int px = 0; px < pixels; ++px) out[px] = static_cast<std::uint8_t>(q[px][lane]);

@@ -179,9 +179,12 @@ class Int8VnniConv final : public PlannedInt8Conv {
       at[px] = (y * p_.stride_h * wp_ + x * p_.stride_w) * quads_;
       if (p0 + px + 1 < oh_ * ow_ && ++x == ow_) x = 0, ++y;
     }
-    IVec acc[kKBlocks][kTile];
-    for (auto& block : acc)
+    IVec acc[kKBlocks][kTile];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
+    CONVLAB_TILE_LOOP
+    for (auto& block : acc) {
+      CONVLAB_TILE_LOOP
       for (IVec& a : block) a = zero();
+    }
     for (std::int64_t r = 0; r < p_.r; ++r)
       for (std::int64_t s = 0; s < p_.s; ++s) {
         const std::int32_t* in[kTile];
@@ -189,9 +192,12 @@ class Int8VnniConv final : public PlannedInt8Conv {
         const std::int8_t* w = wg + (r * p_.s + s) * quads_ * kKBlocks * kBlockBytes;
         for (std::int64_t c4 = 0; c4 < quads_; ++c4, w += kKBlocks * kBlockBytes) {
           IVec b[kKBlocks];
+          CONVLAB_TILE_LOOP
           for (int j = 0; j < kKBlocks; ++j) b[j] = load(w + j * kBlockBytes);
+          CONVLAB_TILE_LOOP
           for (int px = 0; px < kTile; ++px) {
             const IVec a = splat(in[px][c4]);
+            CONVLAB_TILE_LOOP
             for (int j = 0; j < kKBlocks; ++j) acc[j][px] = dot4<kSevenBit>(acc[j][px], a, b[j]);
           }
         }
@@ -203,16 +209,18 @@ class Int8VnniConv final : public PlannedInt8Conv {
   // that each channel's pixels, contiguous in the NCHW output, are one store: a byte store per
   // channel and pixel would cost as much as the multiply-adds on a layer of 16 channels.
   template <int kKBlocks, int kTile>
-  void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
+  CONVLAB_TILE_INLINE void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
              std::int64_t p0) const {
     constexpr int kRows = (kTile + 15) / 16 * 16;
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
     const std::int64_t pixels = std::min<std::int64_t>(kTile, oh_ * ow_ - p0);
     alignas(64) std::uint8_t by_pixel[kRows][16] = {}, by_channel[16][16];
+    CONVLAB_TILE_LOOP
     for (int j = 0; j < kKBlocks; ++j) {
       const std::int64_t k0 = (g * kKBlocks + j) * kLanes;
       if (k0 >= p_.k) break;
       const IVec comp = load(&compensation_[static_cast<std::size_t>(k0)]);
+      CONVLAB_TILE_LOOP
       for (int px = 0; px < kTile; ++px)
         requantize_bytes(sub(acc[j][px], comp), &requantize_.multiplier[k0], &requantize_.offset[k0], zp, lo, hi, by_pixel[px]);
       const std::int64_t lanes = std::min<std::int64_t>(kLanes, p_.k - k0);

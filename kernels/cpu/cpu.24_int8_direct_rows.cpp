@@ -90,21 +90,26 @@ template <bool kSevenBit, bool kTwoRows, int kV>
 void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, const PixelVector* vectors,
           std::int64_t k0, std::int64_t channels, std::uint8_t* out) {
   // The accumulators start at minus the zero point's term (exact in int32): no subtraction after.
-  IVec acc[kChannels][kV];
+  IVec acc[kChannels][kV];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
+  CONVLAB_TILE_LOOP
   for (int k = 0; k < kChannels; ++k) {
     const IVec start = splat(-g.compensation[static_cast<std::size_t>(k0 + k)]);  // k_padded_ entries
+    CONVLAB_TILE_LOOP
     for (IVec& a : acc[k]) a = start;
   }
   const std::int32_t* in[kV];
   for (int v = 0; v < kV; ++v) in[v] = band + vectors[v].in_offset;
   for (const std::int64_t tap : g.taps) {
     IVec x[kV];
+    CONVLAB_TILE_LOOP
     for (int v = 0; v < kV; ++v) {
       x[v] = kTwoRows ? load_two_rows(in[v] + tap, g.second_row) : load(in[v] + tap);
       keep_in_register(x[v]);  // loaded once, used kChannels times
     }
+    CONVLAB_TILE_LOOP
     for (int k = 0; k < kChannels; ++k) {
       const IVec wk = splat(w[k]);
+      CONVLAB_TILE_LOOP
       for (int v = 0; v < kV; ++v) acc[k][v] = dot4<kSevenBit>(acc[k][v], x[v], wk);
     }
     w += kChannels;
@@ -127,9 +132,12 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
     }
     return;
   }
-  for (int k = 0; k < kChannels && k < channels; ++k) {
+  CONVLAB_TILE_LOOP
+  for (int k = 0; k < kChannels; ++k) {
+    if (k >= channels) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
     const float m = rq.multiplier[static_cast<std::size_t>(k0 + k)], o = rq.offset[static_cast<std::size_t>(k0 + k)];
     std::uint8_t* plane = out + (k0 + k) * g.out_plane;
+    CONVLAB_TILE_LOOP
     for (int v = 0; v < kV; ++v) {
       const IVec q = requantize_channel(acc[k][v], m, o, zp, lo, hi);
       for (int s = 0; s < vectors[v].segments; ++s) {

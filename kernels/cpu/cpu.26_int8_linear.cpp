@@ -102,16 +102,22 @@ class Int8LinearConv final : public PlannedInt8Conv {
   void tile(const std::uint8_t* input, std::int64_t n0, std::int64_t b0, std::uint8_t* output) const {
     const std::uint8_t* in[kImages];
     for (int i = 0; i < kImages; ++i) in[i] = input + std::min(n0 + i, p_.n - 1) * p_.c;
-    IVec acc[kBlocks][kImages];
-    for (auto& row : acc)
+    IVec acc[kBlocks][kImages];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
+    CONVLAB_TILE_LOOP
+    for (auto& row : acc) {
+      CONVLAB_TILE_LOOP
       for (IVec& a : row) a = zero();
+    }
     const std::int32_t* w = weights_.data() + b0 * quads_ * kLanes;
     const std::int64_t block_stride = quads_ * kLanes;
     const auto step = [&](std::int64_t q, const std::int32_t (&words)[kImages]) {
       IVec wv[kBlocks];
+      CONVLAB_TILE_LOOP
       for (int b = 0; b < kBlocks; ++b) wv[b] = load(w + b * block_stride + q * kLanes);
+      CONVLAB_TILE_LOOP
       for (int i = 0; i < kImages; ++i) {
         const IVec x = splat(words[i]);
+        CONVLAB_TILE_LOOP
         for (int b = 0; b < kBlocks; ++b) acc[b][i] = dot4<kSevenBit>(acc[b][i], x, wv[b]);
       }
     };
@@ -127,12 +133,15 @@ class Int8LinearConv final : public PlannedInt8Conv {
       step(whole, words);
     }
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    CONVLAB_TILE_LOOP
     for (int b = 0; b < kBlocks; ++b) {
       const std::int64_t k0 = (b0 + b) * kLanes;
       if (k0 >= p_.k) break;
       const IVec comp = load(compensation_.data() + k0);
       const int count = static_cast<int>(std::min<std::int64_t>(kLanes, p_.k - k0));
-      for (int i = 0; i < kImages && n0 + i < p_.n; ++i) {
+      CONVLAB_TILE_LOOP
+      for (int i = 0; i < kImages; ++i) {
+        if (n0 + i >= p_.n) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
         alignas(64) std::int32_t q[kLanes];
         requantize(sub(acc[b][i], comp), requantize_.multiplier.data() + k0, requantize_.offset.data() + k0, zp, lo, hi, q);
         store_bytes(load(q), 0, count, output + (n0 + i) * p_.k + k0);

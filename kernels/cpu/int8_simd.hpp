@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "kernels/common/quantize.hpp"
+#include "kernels/cpu/tile_loop.hpp"
 
 #if defined(__AVX2__)
 #include <immintrin.h>

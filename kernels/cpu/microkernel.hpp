@@ -19,6 +19,7 @@
 
 #include "kernels/common/kernel.hpp"
 #include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/tile_loop.hpp"
 
 namespace convlab::cpu {
 
@@ -112,8 +113,11 @@ template <int kTile, int kKBlocks, int kSide = 0, bool kNchw = false, class Pixe
 inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
                           PixelOffset offset) {
   const std::int64_t r = kSide > 0 ? kSide : g.r, s = kSide > 0 ? kSide : g.s;
-  for (auto& row : acc)
+  CONVLAB_TILE_LOOP
+  for (auto& row : acc) {
+    CONVLAB_TILE_LOOP
     for (Vec& a : row) a = Vec(0.0f);
+  }
   // Channel blocks, then the channels of a block one float apart: an input pointer that steps by
   // one float, where c / kBlock and c % kBlock per channel cost five instructions per channel
   // (a 1 x 1 tile's 24 FMAs came with 20 other instructions).
@@ -126,13 +130,16 @@ inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const fl
         for (std::int64_t j = 0; j < s; ++j, w += kBlock) {
           const float* ip = in_c + i * g.in_tap_row + j * g.in_tap_col;
           Vec wv[kKBlocks];
+          CONVLAB_TILE_LOOP
           for (int kb = 0; kb < kKBlocks; ++kb) {
             Vec loaded = Vec::load_aligned(w + kb * g.w_block_stride);
             if constexpr (kVectorRegisters == 16) keep_in_register(loaded);  // why: above
             wv[kb] = loaded;
           }
+          CONVLAB_TILE_LOOP
           for (int x = 0; x < kTile; ++x) {
             const Vec v(ip[offset(x)]);
+            CONVLAB_TILE_LOOP
             for (int kb = 0; kb < kKBlocks; ++kb) acc[kb][x] = xsimd::fma(v, wv[kb], acc[kb][x]);
           }
         }
@@ -296,12 +303,13 @@ inline void store_first(float* out, __m256 v) {
 // many of the block's channels are real (the rest, zero-weight padding, are computed but never
 // stored).
 template <int kTile>
-inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, float* out,
+CONVLAB_TILE_INLINE inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, float* out,
                             std::int64_t channel_stride, std::int64_t channels) {
   channels = std::min(channels, kBlock);
 #if defined(__AVX512F__)
   if constexpr (kBlock == 16) {
     __m512 r[16];
+    CONVLAB_TILE_LOOP
     for (int x = 0; x < kTile; ++x) r[x] = activate_vec(act, acc[x] + bias);
     for (int x = kTile; x < 16; ++x) r[x] = _mm512_setzero_ps();
     transpose_16x16(r);
@@ -313,6 +321,7 @@ inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, f
 #if defined(__AVX2__) && !defined(__AVX512F__)
   if constexpr (kBlock == 8) {  // the same in 8 x 8 with AVX2: one or two stores per channel
     __m256 r[8];
+    CONVLAB_TILE_LOOP
     for (int x = 0; x < kTile; ++x) r[x] = activate_vec(act, acc[x] + bias);
     for (int x = kTile; x < 8; ++x) r[x] = _mm256_setzero_ps();
     transpose_8x8(r);
@@ -321,6 +330,7 @@ inline void store_tile_nchw(const Vec (&acc)[kTile], Vec bias, Activation act, f
   }
 #endif
   alignas(64) float pixels[kTile][kBlock];
+  CONVLAB_TILE_LOOP
   for (int x = 0; x < kTile; ++x) activate_vec(act, acc[x] + bias).store_aligned(pixels[x]);
   for (std::int64_t c = 0; c < channels; ++c) {
     float* o = out + c * channel_stride;

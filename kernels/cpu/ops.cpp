@@ -12,6 +12,7 @@
 
 #include "kernels/common/error.hpp"
 #include "kernels/cpu/int8_simd.hpp"
+#include "kernels/cpu/tile_loop.hpp"
 
 namespace convlab::ops {
 
@@ -112,19 +113,27 @@ constexpr std::int64_t kLinearImages = 2, kLinearOutputs = 4;
 template <int kN, int kO>
 void linear_tile(const float* in, std::int64_t in_features, const float* weight, const float* bias,
                  std::int64_t out_features, float* out, bool relu_after) {
-  Vec acc[kN][kO];
-  for (auto& row : acc)
+  Vec acc[kN][kO];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
+  CONVLAB_TILE_LOOP
+  for (auto& row : acc) {
+    CONVLAB_TILE_LOOP
     for (Vec& a : row) a = Vec(0.0f);
+  }
   const std::int64_t whole = in_features / Vec::size * Vec::size;
   for (std::int64_t i = 0; i < whole; i += Vec::size) {
     Vec x[kN];
+    CONVLAB_TILE_LOOP
     for (int n = 0; n < kN; ++n) x[n] = Vec::load_unaligned(in + n * in_features + i);
+    CONVLAB_TILE_LOOP
     for (int o = 0; o < kO; ++o) {
       const Vec w = Vec::load_unaligned(weight + o * in_features + i);
+      CONVLAB_TILE_LOOP
       for (int n = 0; n < kN; ++n) acc[n][o] = xsimd::fma(x[n], w, acc[n][o]);
     }
   }
+  CONVLAB_TILE_LOOP
   for (int n = 0; n < kN; ++n)
+    CONVLAB_TILE_LOOP
     for (int o = 0; o < kO; ++o) {
       float sum = xsimd::hadd(acc[n][o]);
       for (std::int64_t i = whole; i < in_features; ++i)
