@@ -174,15 +174,12 @@ int finish_measuring(const std::string& json, const std::string& csv, const Envi
                      const std::vector<Result>& results) {
   const Peak after = measure_peak(/*quick=*/true);
   peak.gflops_all_after = after.gflops_all;
-  const auto warn = [](double again, double start, const char* unit, const char* rows) {
-    if (const std::string w = peak_drift_warning(again, start, unit, rows); !w.empty()) fmt::print("{}", w);
-  };
-  warn(peak.gflops_all_after, peak.gflops_all, "GFLOP/s", "FP32 rows");
+  fmt::print("{}", peak_drift_warning(peak.gflops_all_after, peak.gflops_all, "GFLOP/s", "FP32 rows"));
   // The short int8 probe reads low more often than the FMA one (490-870 GOP/s where `convlab
   // peak` reads 1040, 2-core Ice Lake VM): int8 rows get the same check.
   if (std::ranges::any_of(results, [](const Result& r) { return r.precision == Precision::int8; }) && peak.int8_gops_all > 0) {
     peak.int8_gops_all_after = after.int8_gops_all;
-    warn(peak.int8_gops_all_after, peak.int8_gops_all, "GOP/s int8", "int8 rows");
+    fmt::print("{}", peak_drift_warning(peak.int8_gops_all_after, peak.int8_gops_all, "GOP/s int8", "int8 rows"));
   }
   print_flag_legend(results);
   // The per-layer roofline's memory roof; measured after the rows, so that its arrays never count

@@ -68,8 +68,8 @@ Peak print_context(const Environment& env);
 // rows: "FP32 rows".
 std::string peak_drift_warning(double again, double start, const std::string& unit, const std::string& rows);
 // The end of every measuring command: measures the FMA peak again (into peak.gflops_all_after,
-// for the results file) and prints peak_drift_warning; prints the
-// flag legend; writes the requested files. The exit code says whether every result is ok, some
+// for the results file) and prints peak_drift_warning; prints the flag legend; writes the
+// requested files. The exit code says whether every result is ok, some
 // ran out of memory, or a SIGINT cut the run short (then the files hold what was finished,
 // marked incomplete).
 int finish_measuring(const std::string& json, const std::string& csv, const Environment& env, Peak& peak,
