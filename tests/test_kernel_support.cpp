@@ -164,6 +164,25 @@ TEST_CASE("cpu.02: on large layers plan times its register tiles where the regis
   for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-3f * (1 + std::abs(want[i])));
 }
 
+TEST_CASE("cpu.02: a batch-1 1 x 1 layer of ImageNet's size times its tiles too (2 x 14 won there by 1.4x); a tiny layer does not") {
+  const auto explain = [](const char* descriptor) {
+    const ConvProblem p = parse_problem(descriptor);
+    const auto w = test::random_values(p.weight_elems(), 1);
+    return kernel("cpu.02_direct_xsimd").plan(p, ConvWeights{w, {}}, Epilogue{})->explain();
+  };
+  if (explain("mb2ic64ih28oc64oh28kh3ph1").empty()) {
+    MESSAGE("SKIPPED: this build's register file allows one register tile (AVX2 or SSE): nothing to choose");
+    return;
+  }
+  // mobilenet-v2's features.14.conv.2: 9 MFLOP per image, once under the threshold and left on 4 x 7.
+  const std::string why = explain("mb1ic576ih7oc160oh7kh1");
+  CAPTURE(why);
+  CHECK(why.find("interleaved rounds") != std::string::npos);
+  CHECK(why.find("2 x 14 ") != std::string::npos);
+  // 65 kFLOP, a few microseconds a run: the first choice, unmeasured.
+  CHECK(explain("mb1ic32ih4oc64oh4kh1").find("register tile") == std::string::npos);
+}
+
 TEST_CASE("cpu.03/04: small images grouped per thread, a short last group included, give the bytes of one at a time") {
   // 17 images of 6 x 6: at 2 threads the Winograd kernels take images in groups (the last alone),
   // at 3 threads one at a time, at 1 thread all together. Each output is the same sum in the same

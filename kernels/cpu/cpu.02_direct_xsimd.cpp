@@ -8,7 +8,7 @@
 // any stride/padding/dilation) and writes NCHW straight from the tile's epilogue.
 // Why faster: independent accumulators cover the FMA latency and loads stay below one per FMA:
 // AVX-512 and NEON (32 registers) 4 x 7, 3 x 9 or 2 x 14 tiles (4 weight vectors + 7 broadcasts per
-// 28 FMAs, ...), plan timing them on large layers and keeping the fastest for this machine; AVX2
+// 28 FMAs, ...), plan timing them on all but tiny layers, keeping the fastest for this machine; AVX2
 // (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures a tile's ceiling.
 // Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows: two whole rows (7 x 7).
 // 1 x 1 layers of K <= 64 read the NCHW input in place (no reorder: the reorder's cost is per K).
@@ -239,9 +239,11 @@ TileGeometry nchw_tile_geometry(const ConvProblem& p) {
           .in_pixel = 1, .w_block_stride = p.c * kBlock, .in_channel = plane};
 }
 
-// Layers of fewer FLOPs per image than this take the first choice unmeasured: the
-// measurement would cost more than any difference could repay.
-constexpr double kTileChoiceMinFlops = 2e7;
+// Layers of fewer FLOPs per image than this (a few microseconds) take the first choice unmeasured:
+// the measurement (20 ms at least) would cost more than any difference could repay. It was 2e7,
+// which left ImageNet's 1 x 1 layers of 7 x 7 and 14 x 14 at batch 1 on 4 x 7, where 2 x 14 is 1.4x
+// faster on a Zen 5 VM (mb1ic960ih7oc160oh7kh1: 0.92x -> 1.41x oneDNN).
+constexpr double kTileChoiceMinFlops = 1e6;
 class DirectXsimdConv final : public PlannedConv {
  public:
   // tile_k_blocks: output-channel blocks per register tile (tile_choices).
@@ -390,9 +392,12 @@ class DirectXsimdConv final : public PlannedConv {
 
 std::string tile_name(int k_blocks) { return fmt::format("{} x {}", k_blocks, max_tile_width(k_blocks)); }
 
-// Plans p with each register tile of tile_choices, times them on min(batch, threads) images
-// (interleaved, one untimed run then the median of three) and keeps the fastest. The tile
-// changes the speed only: each output is the same sum in the same order whatever the tile.
+// Plans p with each register tile of tile_choices, times them on min(batch, threads) images with
+// the autos' interleaved measurement (plan_timing.hpp: each timed run after an untimed one, at
+// least 5 rounds and 20 ms, close calls re-checked) and keeps the fastest median. Three cold rounds
+// were too few: with a 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers at batch 1, one busy
+// spell in plan chose 4 x 7 in one run of two (mb1ic960ih7oc320oh7kh1: 0.144 ms, not 0.096). The
+// tile changes the speed only: each output is the same sum in the same order whatever the tile.
 std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const ConvWeights& w, Epilogue e,
                                                    int threads) {
   const std::vector<int> choices = tile_choices((p.k + kBlock - 1) / kBlock);
@@ -406,22 +411,17 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
     views.push_back(plans.back().get());
   }
   const PlanTimingBuffers buffers(sample, views);
-  std::vector<std::vector<double>> ms(plans.size());
-  for (const auto& plan : plans) buffers.time_ms(*plan);
-  for (int round = 0; round < 3; ++round)
-    for (std::size_t i = 0; i < plans.size(); ++i) {
-      const std::size_t c = (i + round) % plans.size();
-      ms[c].push_back(buffers.time_ms(*plans[c]));
-    }
+  const InterleavedTiming t = time_interleaved(plans.size(), [&](std::size_t i) { return buffers.time_ms(*plans[i]); });
   std::size_t best = 0;
   std::string timings;
   for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (median_of(ms[i]) < median_of(ms[best])) best = i;
-    timings += fmt::format("{}{} {:.3f} ms", i == 0 ? "" : ", ", tile_name(plans[i]->tile_k_blocks()), median_of(ms[i]));
+    if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
+    timings += fmt::format("{}{} {:.3f} ms{}", i == 0 ? "" : ", ", tile_name(plans[i]->tile_k_blocks()), t.median[i],
+                           t.dropped[i] ? " (dropped)" : "");
   }
   auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, plans[best]->tile_k_blocks());
-  chosen->set_explanation(fmt::format("register tile {} (medians on {} image(s): {})",
-                                      tile_name(chosen->tile_k_blocks()), sample.n, timings));
+  chosen->set_explanation(fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {})",
+                                      tile_name(chosen->tile_k_blocks()), t.rounds, sample.n, t.spent_ms, timings));
   return chosen;
 }
 
