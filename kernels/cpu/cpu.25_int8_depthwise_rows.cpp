@@ -11,14 +11,14 @@
 // output plane: vector i of the outputs reads words [kLanes i, kLanes (i + 1)) of each step, and is
 // one store into the NCHW plane.
 // Why faster: per vector of 16 outputs, 3 vpdpbusd, a fraction of a packing gather and one
-// requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16. Without VNNI,
-// int8_simd.hpp's forms of vpdpbusd (two vpmaddwd, or the seven-bit path on inputs under 128).
-// With AVX-512 VBMI, planes of 8 or 16 output columns skip the copy and the packing: vpermi2b
+// requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16 (no VNNI: int8_simd.hpp).
+// With AVX-512 VBMI, planes of at most 16 output columns skip the copy and the packing: vpermi2b
 // picks each vector's quads from two padded input rows held in registers (run_in_registers).
 // Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers, interleaved, batch 32:
 //   Ice Lake VM (VNNI, packed) 1.3x on 32 x 32 maps, 0.45-1.05x on the small ones (packing an 8 x 8
 //   plane costs more than its 12 vpdpbusd); Zen 3 VM (AVX2) 0.67-1.39x; Zen 5 VM (VBMI, 2026-12-05)
-//   the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers (docs/kernel-notes.md).
+//   the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers (docs/kernel-notes.md);
+//   mobilenet-v2's 7- and 14-column ones too (2026-12-06): g576 14 x 14 stride 2 time 2.6x less.
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
@@ -73,10 +73,11 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         }
     requantize_ = make_requantization(w, p.k, e.activation);
 #if defined(__AVX512VBMI__)
-    // Planes of 8 or 16 output columns whose padded input rows fit one vector: see run_in_registers.
+    // Planes of at most 16 output columns whose padded input rows fit one vector: see run_in_registers.
     const std::int64_t last_column = (ow_ - 1) * p.stride_w + (p.s - 1) * p.dilation_w;
-    if ((ow_ == 8 || ow_ == 16) && p.pad_w + p.w <= 64 && last_column < 64) {
+    if (ow_ <= kLanes && p.pad_w + p.w <= 64 && last_column < 64) {
       in_registers_ = true;
+      rows_per_vector_ = std::min<std::int64_t>(2, kLanes / ow_);
       for (std::int64_t t = 0; t < steps; ++t) {  // step t's kernel row and quad, as the weights are packed
         const std::int64_t r = whole_window_ ? t / row_quads_ : t % p.r, q = whole_window_ ? t % row_quads_ : t / p.r;
         step_rows_.push_back(r * p.dilation_h);
@@ -84,8 +85,9 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         for (int l = 0; l < kLanes; ++l)
           for (int j = 0; j < 4; ++j) {  // slots past S read any byte: their weight is 0
             const std::int64_t tap = std::min<std::int64_t>(4 * q + j, p.s - 1);
-            const std::int64_t column = (l % ow_) * p.stride_w + tap * p.dilation_w;
-            index[static_cast<std::size_t>(4 * l + j)] = static_cast<std::uint8_t>(l / ow_ * 64 + column);
+            const std::int64_t lane = l % (rows_per_vector_ * ow_);  // lanes past the rows: not stored
+            const std::int64_t column = (lane % ow_) * p.stride_w + tap * p.dilation_w;
+            index[static_cast<std::size_t>(4 * l + j)] = static_cast<std::uint8_t>(lane / ow_ * 64 + column);
           }
         step_index_.push_back(index);
       }
@@ -154,14 +156,14 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
 
  private:
 #if defined(__AVX512VBMI__)
-  // Small planes (8 or 16 output columns), with nothing copied or packed: a vector of outputs is
-  // two output rows of 8 (or one of 16), and for each step (a kernel row's quad) one vpermi2b
+  // Small planes (at most 16 output columns), with nothing copied or packed: a vector of outputs is
+  // two output rows (of at most 8 columns) or one, and for each step (a kernel row's quad) one vpermi2b
   // picks its lanes' quads from the two padded input rows it reads, each a masked load of the
   // input row into a vector of zero points. The packed path's stores of overlapping vectors (an
   // 8-word row a 16-word store) made the loads that read them back wait for the stores.
   void run_in_registers(const std::uint8_t* input, std::uint8_t* output, bool seven_bit) const {
     const std::int64_t planes = p_.n * p_.c, steps = static_cast<std::int64_t>(steps_.size());
-    const std::int64_t rows_per_vector = kLanes / ow_, vectors = ceil_div(oh_, rows_per_vector);
+    const std::int64_t rows_per_vector = rows_per_vector_, vectors = ceil_div(oh_, rows_per_vector);
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
     const __m512i padding = _mm512_set1_epi8(static_cast<char>(input_zero_point_));
     const __mmask64 columns = (p_.w == 64 ? ~0ull : (1ull << p_.w) - 1) << p_.pad_w;
@@ -194,12 +196,13 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
           acc = seven_bit ? dot4<true>(acc, quads, splat(w[t])) : dot4<false>(acc, quads, splat(w[t]));
         }
         const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
-        const std::int64_t count = std::min<std::int64_t>(kLanes, oh_ * ow_ - y0 * ow_);
+        const std::int64_t count = std::min(rows_per_vector, oh_ - y0) * ow_;
         store_bytes(q, 0, static_cast<int>(count), out + y0 * ow_);
       }
     }
   }
   bool in_registers_ = false;
+  std::int64_t rows_per_vector_ = 1;  // in registers: output rows per vector
   std::vector<std::int64_t> step_rows_;                  // per step: its kernel row's offset in padded rows
   std::vector<std::array<std::uint8_t, 64>> step_index_;  // per step: vpermi2b's byte index
 #endif
