@@ -132,20 +132,23 @@ void tile(const std::int32_t* band, const std::int32_t* w, const Geometry& g, co
     }
     return;
   }
-  CONVLAB_TILE_LOOP
-  for (int k = 0; k < kChannels; ++k) {
-    if (k >= channels) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
+  // The rest (a last group of fewer channels, vectors split over rows): requantised into a copy
+  // first, in loops of constant count, and stored segment by segment from the copy. Stored from the
+  // tile itself, by loops over run-time counts, the tile was kept on the stack by GCC, every tile
+  // stored there after its last vpdpbusd and loaded back, whichever path it took.
+  IVec q[kChannels][kV];
+#pragma GCC unroll 8
+  for (int k = 0; k < kChannels; ++k) {  // past `channels`: multiplier and offset 0 (k_padded_ entries)
     const float m = rq.multiplier[static_cast<std::size_t>(k0 + k)], o = rq.offset[static_cast<std::size_t>(k0 + k)];
-    std::uint8_t* plane = out + (k0 + k) * g.out_plane;
-    CONVLAB_TILE_LOOP
-    for (int v = 0; v < kV; ++v) {
-      const IVec q = requantize_channel(acc[k][v], m, o, zp, lo, hi);
+#pragma GCC unroll 8
+    for (int v = 0; v < kV; ++v) q[k][v] = requantize_channel(acc[k][v], m, o, zp, lo, hi);
+  }
+  for (int k = 0; k < std::min<int>(kChannels, static_cast<int>(channels)); ++k)
+    for (int v = 0; v < kV; ++v)
       for (int s = 0; s < vectors[v].segments; ++s) {
         const Segment& seg = vectors[v].segment[s];
-        store_bytes(q, seg.from, seg.count, plane + seg.out_offset);
+        store_bytes(q[k][v], seg.from, seg.count, out + (k0 + k) * g.out_plane + seg.out_offset);
       }
-    }
-  }
 }
 
 // kTiles<kSevenBit, kTwoRows>[vectors - 1]: a tile of 1..kVectors vectors (a band's last tile may be short).
