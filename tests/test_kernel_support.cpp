@@ -13,6 +13,8 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
+#include "kernels/cpu/direct_xsimd.hpp"
+#include "kernels/cpu/microkernel.hpp"
 #include "bench/commands/cli_args.hpp"
 
 using namespace convlab;
@@ -181,6 +183,31 @@ TEST_CASE("cpu.02: a batch-1 1 x 1 layer of ImageNet's size times its tiles too 
   CHECK(why.find("2 x 14 ") != std::string::npos);
   // 65 kFLOP, a few microseconds a run: the first choice, unmeasured.
   CHECK(explain("mb1ic32ih4oc64oh4kh1").find("register tile") == std::string::npos);
+}
+
+TEST_CASE("cpu.02: every register tile, in place and from the reorder, gives the oracle's outputs on 1 x 1 layers of many output channels") {
+  // Plan measures which is fastest, so a test cannot count on reaching each: K over 64 in place
+  // (several groups of output-channel blocks reading the NCHW planes) was reached only so.
+  for (const char* descriptor : {"mb1ic64ih14oc96oh14kh1", "mb2ic32ih7oc160oh7kh1", "mb1ic40ih28oc72oh28kh1"}) {
+    const ConvProblem p = parse_problem(descriptor);
+    const auto in = test::random_values(p.input_elems(), 1);
+    const auto w = test::random_values(p.weight_elems(), 2);
+    const auto b = test::random_values(p.k, 3);
+    std::vector<float> want(static_cast<std::size_t>(p.output_elems()));
+    kernel("cpu.00_reference").plan(p, ConvWeights{w, b}, Epilogue{})->run(in.data(), want.data(), nullptr);
+    for (int per_tile = cpu::kMaxKBlocks; per_tile >= std::max(1, cpu::kMaxKBlocks / 2); --per_tile)
+      for (const bool in_place : {true, false}) {
+        CAPTURE(descriptor);
+        CAPTURE(per_tile);
+        CAPTURE(in_place);
+        const auto planned = cpu::direct_xsimd_plan_as(p, ConvWeights{w, b}, Epilogue{}, per_tile, in_place);
+        CHECK(planned->changes_layout() == !in_place);  // each of these layers may be read in place
+        std::vector<float> got(want.size());
+        std::vector<unsigned char> workspace(planned->workspace_bytes() + 64);
+        planned->run(in.data(), got.data(), workspace.data());
+        for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
+      }
+  }
 }
 
 TEST_CASE("cpu.03/04: small images grouped per thread, a short last group included, give the bytes of one at a time") {

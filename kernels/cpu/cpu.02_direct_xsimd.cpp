@@ -32,6 +32,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/direct_xsimd.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/microkernel.hpp"
 #include "kernels/cpu/plan_timing.hpp"
@@ -91,7 +92,7 @@ constexpr auto side_tiles() {
 constexpr std::array kTiles = {side_tiles<kSides[0]>(), side_tiles<kSides[1]>(), side_tiles<kSides[2]>()};
 
 // A tile of kTile neighbouring pixels of an NCHW input's plane, for a 1 x 1 layer that reads its
-// input in place (reads_input_in_place): channels H*W floats apart, pixels one.
+// input in place (can_read_input_in_place): channels H*W floats apart, pixels one.
 template <int kTile, int kKBlocks>
 void conv_tile_in_place(const float* in, const float* w, const float* bias, const TileGeometry& g, Activation act,
                         float* out, std::int64_t out_channel_stride, std::int64_t k_valid) {
@@ -204,23 +205,24 @@ ConvProblem one_row_if_pointwise(const ConvProblem& p, int threads, int tile_k_b
   return row;
 }
 
-// 1 x 1, stride-1, unpadded layers with few output channels read their NCHW input in place, with
-// no reorder: a tile's broadcasts are then H*W floats apart from channel to channel instead of one,
-// and its pixels one float apart. The reorder reads and writes every input float once more, which
-// the layer's K output channels share; in place, each group of output channels reads the input's
-// lines again, from further away. On Zen 3 (AVX2, interleaved with oneDNN, three runs) in place won
-// with K = 16-64 (mobilenet-v2's projections: 1.00-1.08x -> 1.14-1.84x oneDNN at batch 1, 0.97-1.06x
-// -> 1.12-1.21x at batch 32) and lost from K = 144 (0.99x -> 0.79x). Not where a tile's channel rows
-// fall into too few L1 sets: planes a multiple of 4 KiB apart map every channel's line to one set
-// (8 ways), and mobilenet-tiny's 32 x 32, C = 16 layer ran 0.81x -> 0.58x in place.
+// 1 x 1, stride-1, unpadded layers may read their NCHW input in place, with no reorder: a tile's
+// broadcasts are then H*W floats apart from channel to channel instead of one, and its pixels one
+// float apart. The reorder reads and writes every input float once more, which the layer's K output
+// channels share; in place, each group of output channels reads the input's lines again, from
+// further away. Which wins depends on K and the machine: on Zen 3 (AVX2) in place won with K = 16-64
+// (mobilenet-v2's projections: 1.00-1.08x -> 1.14-1.84x oneDNN at batch 1) and lost from K = 144
+// (0.99x -> 0.79x); on a Zen 5 VM it won by 1.4-1.7x at K = 96 (mb1ic384ih14oc96oh14kh1). So plan
+// measures both (plan_fastest_tile); K <= kInPlaceMaxOutputs is the choice where it does not.
+// Never where a tile's channel rows fall into too few L1 sets: planes a multiple of 4 KiB apart map
+// every channel's line to one set (8 ways): mobilenet-tiny's 32 x 32, C = 16 layer ran 0.81x -> 0.58x.
 constexpr std::int64_t kInPlaceMaxOutputs = 64;
 constexpr std::int64_t kL1SetSpan = 4096, kL1Line = 64, kL1Ways = 8;  // 64 sets of 8 lines (x86 L1D)
-bool reads_input_in_place(const ConvProblem& p) {
+bool can_read_input_in_place(const ConvProblem& p) {
   const std::int64_t plane_bytes = p.h * p.w * static_cast<std::int64_t>(sizeof(float));
   // The sets that a pixel's line in each channel can fall into, one plane apart.
   const std::int64_t sets_used = std::min(kL1SetSpan / std::gcd(plane_bytes, kL1SetSpan), kL1SetSpan / kL1Line);
   return p.r == 1 && p.s == 1 && p.stride_h == 1 && p.stride_w == 1 && !p.has_padding() &&
-         p.k <= kInPlaceMaxOutputs && (p.c + sets_used - 1) / sets_used <= kL1Ways;
+         (p.c + sets_used - 1) / sets_used <= kL1Ways;
 }
 
 // Whether a plane whose rows are too short for the tiles takes row-pair tiles (conv_row_pair_tile):
@@ -232,7 +234,7 @@ bool takes_row_pairs(const ConvProblem& p, const PaddedBlockedImage& image, int 
          pixel_step_kind(p, image) > 0;
 }
 
-// A tile's strides over an NCHW image, for reads_input_in_place layers.
+// A tile's strides over an NCHW image, for layers read in place (can_read_input_in_place).
 TileGeometry nchw_tile_geometry(const ConvProblem& p) {
   const std::int64_t plane = p.h * p.w;
   return {.channels = p.c, .r = 1, .s = 1, .in_block_stride = kBlock * plane, .in_tap_row = 0, .in_tap_col = 0,
@@ -246,14 +248,15 @@ TileGeometry nchw_tile_geometry(const ConvProblem& p) {
 constexpr double kTileChoiceMinFlops = 1e6;
 class DirectXsimdConv final : public PlannedConv {
  public:
-  // tile_k_blocks: output-channel blocks per register tile (tile_choices).
-  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads, int tile_k_blocks)
+  // tile_k_blocks: output-channel blocks per register tile (tile_choices); in_place: read the NCHW
+  // input in place where the layer allows it (can_read_input_in_place).
+  DirectXsimdConv(const ConvProblem& p, const ConvWeights& w, Epilogue e, int threads, int tile_k_blocks, bool in_place)
       : p_(one_row_if_pointwise(p, threads, tile_k_blocks)),
         epilogue_(e),
         threads_(threads),
         by_image_(shares_whole_images(p_.n, threads)),
         image_(padded_input_image(p_, input_block(p_))),
-        in_place_(reads_input_in_place(p_)),
+        in_place_(in_place && can_read_input_in_place(p_)),
         geometry_(in_place_ ? nchw_tile_geometry(p_) : tile_geometry(p_, image_, p_.c, p_.c * p_.r * p_.s * kBlock)),
         k_blocks_((p_.k + kBlock - 1) / kBlock),
         k_groups_(k_blocks_, tile_k_blocks),
@@ -296,12 +299,13 @@ class DirectXsimdConv final : public PlannedConv {
 
   std::string explain() const override {
     if (!in_place_) return explanation_;
-    const std::string in_place =
-        fmt::format("reads the NCHW input in place (1 x 1, K <= {}: no reorder)", kInPlaceMaxOutputs);
+    const std::string in_place = "reads the NCHW input in place (1 x 1: no reorder)";
     return explanation_.empty() ? in_place : explanation_ + "; " + in_place;
   }
   void set_explanation(std::string why) { explanation_ = std::move(why); }
   int tile_k_blocks() const { return k_groups_.size(0); }
+  // The plan's name in plan_fastest_tile's timings.
+  std::string name() const { return fmt::format("{} x {}{}", tile_k_blocks(), widest_, in_place_ ? " in place" : ""); }
 
   // The input's NCHW -> padded NCHWc reorder alone. The output's conversion back to NCHW is the
   // epilogue's transpose, fused into the tile: it cannot be timed apart and stays in the total.
@@ -369,7 +373,7 @@ class DirectXsimdConv final : public PlannedConv {
   // Whole images per thread when the batch shares out evenly (or nearly: many images).
   bool by_image_;
   PaddedBlockedImage image_;
-  bool in_place_;  // reads_input_in_place: no NCHWc copy
+  bool in_place_;  // the input read in place (can_read_input_in_place): no NCHWc copy
   TileGeometry geometry_;
   std::int64_t k_blocks_;
   EvenSplit k_groups_;  // the output-channel blocks, in groups of at most the tile's
@@ -390,24 +394,31 @@ class DirectXsimdConv final : public PlannedConv {
   std::string explanation_;  // the tile's measurement, when plan measured
 };
 
-std::string tile_name(int k_blocks) { return fmt::format("{} x {}", k_blocks, max_tile_width(k_blocks)); }
-
-// Plans p with each register tile of tile_choices, times them on min(batch, threads) images with
-// the autos' interleaved measurement (plan_timing.hpp: each timed run after an untimed one, at
-// least 5 rounds and 20 ms, close calls re-checked) and keeps the fastest median. Three cold rounds
-// were too few: with a 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers at batch 1, one busy
-// spell in plan chose 4 x 7 in one run of two (mb1ic960ih7oc320oh7kh1: 0.144 ms, not 0.096). The
-// tile changes the speed only: each output is the same sum in the same order whatever the tile.
+// Plans p with each register tile of tile_choices, each read in place and from the reorder where
+// the layer allows both, times them on min(batch, threads) images with the autos' interleaved
+// measurement (plan_timing.hpp: each timed run after an untimed one, at least 5 rounds and 20 ms,
+// close calls re-checked) and keeps the fastest median. Three cold rounds were too few: with a
+// 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers at batch 1, one busy spell in plan chose 4 x 7
+// in one run of two (mb1ic960ih7oc320oh7kh1: 0.144 ms, not 0.096). The choice changes the speed
+// only: each output is the same sum in the same order whatever the tile and the input's layout.
 std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const ConvWeights& w, Epilogue e,
                                                    int threads) {
-  const std::vector<int> choices = tile_choices((p.k + kBlock - 1) / kBlock);
+  struct Choice {
+    int per_tile;
+    bool in_place;
+  };
+  std::vector<Choice> choices;
+  for (const int per_tile : tile_choices((p.k + kBlock - 1) / kBlock)) {
+    if (can_read_input_in_place(p)) choices.push_back({per_tile, true});
+    choices.push_back({per_tile, false});
+  }
   const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, threads));
   if (choices.size() == 1 || sample.flops() < kTileChoiceMinFlops * static_cast<double>(sample.n))
-    return std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[0]);
+    return std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[0].per_tile, p.k <= kInPlaceMaxOutputs);
   std::vector<std::unique_ptr<DirectXsimdConv>> plans;
   std::vector<const PlannedConv*> views;
-  for (int per_tile : choices) {
-    plans.push_back(std::make_unique<DirectXsimdConv>(sample, w, e, threads, per_tile));
+  for (const Choice& c : choices) {
+    plans.push_back(std::make_unique<DirectXsimdConv>(sample, w, e, threads, c.per_tile, c.in_place));
     views.push_back(plans.back().get());
   }
   const PlanTimingBuffers buffers(sample, views);
@@ -416,12 +427,11 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
   std::string timings;
   for (std::size_t i = 0; i < plans.size(); ++i) {
     if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
-    timings += fmt::format("{}{} {:.3f} ms{}", i == 0 ? "" : ", ", tile_name(plans[i]->tile_k_blocks()), t.median[i],
-                           t.dropped[i] ? " (dropped)" : "");
+    timings += fmt::format("{}{} {:.3f} ms{}", i == 0 ? "" : ", ", plans[i]->name(), t.median[i], t.dropped[i] ? " (dropped)" : "");
   }
-  auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, plans[best]->tile_k_blocks());
+  auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[best].per_tile, choices[best].in_place);
   chosen->set_explanation(fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {})",
-                                      tile_name(chosen->tile_k_blocks()), t.rounds, sample.n, t.spent_ms, timings));
+                                      plans[best]->name(), t.rounds, sample.n, t.spent_ms, timings));
   return chosen;
 }
 
@@ -438,6 +448,15 @@ std::unique_ptr<PlannedConv> direct_xsimd_plan(const ConvProblem& p, const ConvW
   if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
   return plan_fastest_tile(p, w, e, omp_get_max_threads());
+}
+
+std::unique_ptr<PlannedConv> direct_xsimd_plan_as(const ConvProblem& p, const ConvWeights& w, Epilogue e, int tile_k_blocks,
+                                                  bool in_place) {
+  p.validate();
+  check_weights(p, w);
+  if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
+    throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
+  return std::make_unique<DirectXsimdConv>(p, w, e, omp_get_max_threads(), tile_k_blocks, in_place);
 }
 
 }  // namespace convlab::cpu
