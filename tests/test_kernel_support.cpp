@@ -208,6 +208,10 @@ TEST_CASE("cpu.02: every register tile, in place and from the reorder, gives the
         for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
       }
   }
+  const ConvProblem p = parse_problem("mb1ic8ih4oc16oh4kh1");
+  const auto w = test::random_values(p.weight_elems(), 1);
+  CHECK_THROWS_WITH_AS(cpu::direct_xsimd_plan_as(p, ConvWeights{w, {}}, Epilogue{}, cpu::kMaxKBlocks + 1, false),
+                       doctest::Contains("output-channel blocks"), InputError);
 }
 
 TEST_CASE("cpu.03/04: small images grouped per thread, a short last group included, give the bytes of one at a time") {

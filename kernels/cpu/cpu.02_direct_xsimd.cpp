@@ -11,7 +11,7 @@
 // 28 FMAs, ...), plan timing them on all but tiny layers, keeping the fastest for this machine; AVX2
 // (16) 2 x 6, 2 + 6 per 12 (microkernel.hpp). `convlab peak` measures a tile's ceiling.
 // Rows too short for them (8 pixels: two tiles of 4) take tiles spanning rows: two whole rows (7 x 7).
-// 1 x 1 layers of K <= 64 read the NCHW input in place (no reorder: the reorder's cost is per K).
+// 1 x 1 layers may read the NCHW input in place (no reorder), plan measuring which is faster.
 // Bound: FMA throughput when C x R x S is large, less the reorder (~4%), weights from L2 (~4%)
 // and the output stores; small-C layers (C = 3: 27 multiply-adds per output) run far below it.
 // Measured: 176-182 GFLOP/s, 88-89% of the FMA peak, 1.04-1.08x oneDNN on mb32ic64ih56oc64oh56kh3ph1
@@ -454,6 +454,9 @@ std::unique_ptr<PlannedConv> direct_xsimd_plan_as(const ConvProblem& p, const Co
                                                   bool in_place) {
   p.validate();
   check_weights(p, w);
+  if (tile_k_blocks < 1 || tile_k_blocks > kMaxKBlocks)
+    throw InputError(fmt::format("cpu.02_direct_xsimd: a register tile of {} output-channel blocks (1 to {})", tile_k_blocks,
+                                 kMaxKBlocks));
   if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
   return std::make_unique<DirectXsimdConv>(p, w, e, omp_get_max_threads(), tile_k_blocks, in_place);

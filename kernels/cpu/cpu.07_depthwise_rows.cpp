@@ -205,8 +205,8 @@ constexpr bool kNarrowPath = false;  // no masked loads: NEON and SSE2 builds co
 // At batch 32 the input comes from memory, and the hardware prefetcher alone left the narrow path
 // waiting on it: each plane read asks for the lines of a plane's worth of input this far on (1-4
 // KiB measured alike). Zen 5 VM, batch 32, time / oneDNN's, medians of 3 runs: g576 14 x 14 stride
-// 2 0.92 -> 0.53, stride 1 0.64 -> 0.37 (narrow); 28 x 28 and 56 x 56 planes (copied) 0.45 -> 0.41
-// (7 runs); batch 1 unchanged (the input in cache).
+// 2 1.03 -> 0.60, stride 1 0.73 -> 0.42, g960 7 x 7 0.81 -> 0.69 (narrow); 28 x 28 and 56 x 56 planes
+// (copied) 0.45 -> 0.41 (7 runs); batch 1 unchanged (the input in cache).
 constexpr std::int64_t kPrefetchBytes = 4096;
 // Asks for the cache lines of `floats` floats from kPrefetchBytes past `plane`, none at or past `end`.
 inline void prefetch_ahead(const float* plane, std::int64_t floats, const float* end) {
