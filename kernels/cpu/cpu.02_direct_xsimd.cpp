@@ -408,8 +408,9 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
     bool in_place;
   };
   std::vector<Choice> choices;
+  const bool may_read_in_place = can_read_input_in_place(p);
   for (const int per_tile : tile_choices((p.k + kBlock - 1) / kBlock)) {
-    if (can_read_input_in_place(p)) choices.push_back({per_tile, true});
+    if (may_read_in_place) choices.push_back({per_tile, true});
     choices.push_back({per_tile, false});
   }
   const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, threads));
@@ -442,23 +443,27 @@ std::string direct_xsimd_unsupported(const ConvProblem& p) {
   return {};
 }
 
-std::unique_ptr<PlannedConv> direct_xsimd_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+namespace {
+// What both entry points refuse: a bad problem or weights, and what cpu.02 cannot run.
+void check_direct_xsimd(const ConvProblem& p, const ConvWeights& w) {
   p.validate();
   check_weights(p, w);
   if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
+}
+}  // namespace
+
+std::unique_ptr<PlannedConv> direct_xsimd_plan(const ConvProblem& p, const ConvWeights& w, Epilogue e) {
+  check_direct_xsimd(p, w);
   return plan_fastest_tile(p, w, e, omp_get_max_threads());
 }
 
 std::unique_ptr<PlannedConv> direct_xsimd_plan_as(const ConvProblem& p, const ConvWeights& w, Epilogue e, int tile_k_blocks,
                                                   bool in_place) {
-  p.validate();
-  check_weights(p, w);
+  check_direct_xsimd(p, w);
   if (tile_k_blocks < 1 || tile_k_blocks > kMaxKBlocks)
     throw InputError(fmt::format("cpu.02_direct_xsimd: a register tile of {} output-channel blocks (1 to {})", tile_k_blocks,
                                  kMaxKBlocks));
-  if (const std::string why = direct_xsimd_unsupported(p); !why.empty())
-    throw InputError(fmt::format("cpu.02_direct_xsimd: {}: {}", to_string(p), why));
   return std::make_unique<DirectXsimdConv>(p, w, e, omp_get_max_threads(), tile_k_blocks, in_place);
 }
 
