@@ -47,7 +47,7 @@ template <int kTile, int kKBlocks>
 [[gnu::always_inline]] inline void store_tiles_nchw(const Vec (&acc)[kKBlocks][kTile], const float* bias,
                                                     Activation act, float* out, std::int64_t out_channel_stride,
                                                     std::int64_t k_valid) {
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (int kb = 0; kb < kKBlocks; ++kb)
     store_tile_nchw(acc[kb], Vec::load_aligned(bias + kb * kBlock), act, out + kb * kBlock * out_channel_stride,
                     out_channel_stride, k_valid - kb * kBlock);

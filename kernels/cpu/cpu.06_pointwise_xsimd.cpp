@@ -69,9 +69,9 @@ template <int kV = kNv>
 void tile(const float* panel, const float* bias, const float* pixels, std::int64_t kc, float* out,
           std::int64_t ld_out, std::int64_t rows, TileStep step) {
   Vec acc[kMr][kV];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (std::int64_t r = 0; r < kMr; ++r)
-    CONVLAB_TILE_LOOP
+    CONVLAB_TILE_LOOP_GCC_TOO
     for (std::int64_t v = 0; v < kV; ++v)
       acc[r][v] = step.first ? Vec(bias[r])
                   : r < rows ? Vec::load_unaligned(out + r * ld_out + v * kLanes)
@@ -87,10 +87,10 @@ void tile(const float* panel, const float* bias, const float* pixels, std::int64
       for (std::int64_t v = 0; v < kV; ++v) acc[r][v] = xsimd::fma(weight, in[v], acc[r][v]);
     }
   }
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (std::int64_t r = 0; r < kMr; ++r) {
     if (r >= rows) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
-    CONVLAB_TILE_LOOP
+    CONVLAB_TILE_LOOP_GCC_TOO
     for (std::int64_t v = 0; v < kV; ++v) {
       const Vec result = step.last ? activate_vec(step.activation, acc[r][v]) : acc[r][v];
       result.store_unaligned(out + r * ld_out + v * kLanes);

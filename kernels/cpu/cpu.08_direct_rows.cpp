@@ -61,9 +61,9 @@ template <int kV>
 void tile(const float* band, const float* w, const float* bias, const BandGeometry& g, const std::int64_t* in_offsets,
           const std::int64_t* out_offsets, const std::int64_t* valid, float* out, std::int64_t channels) {
   Vec acc[kChannels][kV];  // every loop over it unrolled (tile_loop.hpp): in registers with clang too
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (auto& row : acc) {
-    CONVLAB_TILE_LOOP
+    CONVLAB_TILE_LOOP_GCC_TOO
     for (Vec& a : row) a = Vec(0.0f);
   }
   // One loop over every tap (the offsets plan made), so the accumulators stay in registers;
@@ -87,20 +87,15 @@ void tile(const float* band, const float* w, const float* bias, const BandGeomet
     }
     w += kChannels;
   }
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (int k = 0; k < kChannels; ++k) {
     if (k >= channels) break;  // not in the loop's condition: its count stays a constant (tile_loop.hpp)
-    CONVLAB_TILE_LOOP
+    CONVLAB_TILE_LOOP_GCC_TOO
     for (int v = 0; v < kV; ++v) {
       const Vec y = activate_vec(g.activation, acc[k][v] + Vec(bias[k]));
       float* to = out + k * g.out_plane + out_offsets[v];
-      if (valid[v] == kBlock) {
-        y.store_unaligned(to);
-      } else {
-        alignas(64) float lanes[kBlock];
-        y.store_aligned(lanes);
-        std::copy_n(lanes, valid[v], to);
-      }
+      if (valid[v] == kBlock) y.store_unaligned(to);
+      else store_first_lanes(y, to, valid[v]);
     }
   }
 }

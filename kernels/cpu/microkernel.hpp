@@ -113,9 +113,9 @@ template <int kTile, int kKBlocks, int kSide = 0, bool kNchw = false, class Pixe
 inline void accumulate_at(Vec (&acc)[kKBlocks][kTile], const float* in, const float* w, const TileGeometry& g,
                           PixelOffset offset) {
   const std::int64_t r = kSide > 0 ? kSide : g.r, s = kSide > 0 ? kSide : g.s;
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (auto& row : acc) {
-    CONVLAB_TILE_LOOP
+    CONVLAB_TILE_LOOP_GCC_TOO
     for (Vec& a : row) a = Vec(0.0f);
   }
   // Channel blocks, then the channels of a block one float apart: an input pointer that steps by
@@ -233,6 +233,21 @@ inline Vec activate_vec(Activation a, Vec v) {
   const Vec zero(0.0f), six(6.0f);
   v = xsimd::select(v < zero, zero, v);
   return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
+}
+
+// The first `count` lanes of v to `to` (a row's last, partial vector), the rest of `to` untouched.
+// AVX-512 masks the store; elsewhere the lanes go through a buffer. No library call: in cpu.08's
+// epilogue std::copy_n from a buffer was one, and GCC kept the tile around it on the stack.
+inline void store_first_lanes(Vec v, float* to, std::int64_t count) {
+#if defined(__AVX512F__)
+  if constexpr (kBlock == 16) {
+    _mm512_mask_storeu_ps(to, static_cast<__mmask16>((1u << count) - 1), v);
+    return;
+  }
+#endif
+  alignas(64) float lanes[kBlock];
+  v.store_aligned(lanes);
+  for (std::int64_t l = 0; l < count; ++l) to[l] = lanes[l];
 }
 
 // n floats of `from` to `to` (apart), with no library call: in cpu.06 a memmove call per run of a

@@ -48,9 +48,9 @@ template <int kTile, int kKBlocks>
 void gemm_tile(const float* v, const float* u, const TileGeometry& g, float* m, std::int64_t m_row) {
   Vec acc[kKBlocks][kTile];
   accumulate<kTile, kKBlocks, 1, 1>(acc, v, u, g);
-  CONVLAB_TILE_LOOP
+  CONVLAB_TILE_LOOP_GCC_TOO
   for (int kb = 0; kb < kKBlocks; ++kb)
-    CONVLAB_TILE_LOOP
+    CONVLAB_TILE_LOOP_GCC_TOO
     for (int x = 0; x < kTile; ++x) acc[kb][x].store_aligned(m + x * m_row + kb * kBlock);
 }
 inline constexpr auto kGemmTiles = tile_table([]<int kW, int kKB>() { return &gemm_tile<kW, kKB>; });
