@@ -18,6 +18,7 @@
 //   0.89-0.92x; 8 x 8 maps (mb32ic64ih8oc64oh8kh3ph1) 0.89x, cpu.02 0.80x (2-core Zen 2 VM, AVX2,
 //   interleaved, median of three runs). Stride 2, C = 3 at 224 x 224 (Zen 3): 3 x 3 batch 1 1.32x
 //   (cpu.02 0.92x), 7 x 7 0.98x (0.85x); batch 32, in bands of kBandBytes, 1.14x and 1.01x.
+//   Zen 5: its tile in GCC's registers, not the stack (tile_loop.hpp), 0.87 -> 0.78 of oneDNN's time.
 // Run: build/convlab conv --problem mb32ic3ih32oc16oh32kh3ph1 --kernel cpu.02_direct_xsimd,cpu.08_direct_rows,onednn.conv --interleave
 #include <algorithm>
 #include <array>
