@@ -96,7 +96,7 @@ void tile(const float* band, const float* w, const float* bias, const BandGeomet
       const Vec y = activate_vec(g.activation, acc[k][v] + Vec(bias[k]));
       float* to = out + k * g.out_plane + out_offsets[v];
       if (valid[v] == kBlock) y.store_unaligned(to);
-      else store_first_lanes(y, to, valid[v]);
+      else store_first(to, y, valid[v]);
     }
   }
 }

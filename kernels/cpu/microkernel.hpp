@@ -235,21 +235,6 @@ inline Vec activate_vec(Activation a, Vec v) {
   return a == Activation::relu6 ? xsimd::select(v > six, six, v) : v;
 }
 
-// The first `count` lanes of v to `to` (a row's last, partial vector), the rest of `to` untouched.
-// AVX-512 masks the store; elsewhere the lanes go through a buffer. No library call: in cpu.08's
-// epilogue std::copy_n from a buffer was one, and GCC kept the tile around it on the stack.
-inline void store_first_lanes(Vec v, float* to, std::int64_t count) {
-#if defined(__AVX512F__)
-  if constexpr (kBlock == 16) {
-    _mm512_mask_storeu_ps(to, static_cast<__mmask16>((1u << count) - 1), v);
-    return;
-  }
-#endif
-  alignas(64) float lanes[kBlock];
-  v.store_aligned(lanes);
-  for (std::int64_t l = 0; l < count; ++l) to[l] = lanes[l];
-}
-
 // n floats of `from` to `to` (apart), with no library call: in cpu.06 a memmove call per run of a
 // 7 x 7 plane or per channel of a packed panel cost as much as the copy (5% of its time at batch 1).
 // Whole vectors, the last overlapping the one before; shorter runs in two overlapping pieces.
@@ -284,6 +269,22 @@ inline Vec load_first(const float* in, std::int64_t n) {
   alignas(64) float lanes[kBlock] = {};
   std::copy_n(in, n, lanes);
   return Vec::load_aligned(lanes);
+}
+
+// load_first's mirror: lanes [0, n) of v to out[0, n), nothing else written (a row's partial last
+// vector). AVX-512 masks the store (fast there, unlike AVX2's maskmov on AMD); elsewhere the lanes
+// go through a buffer, copied with no library call: in cpu.08's epilogue std::copy_n was one, and
+// GCC kept the whole tile around it on the stack.
+inline void store_first(float* out, Vec v, std::int64_t n) {
+#if defined(__AVX512F__)
+  if constexpr (kBlock == 16) {
+    _mm512_mask_storeu_ps(out, static_cast<__mmask16>((1u << n) - 1), v);
+    return;
+  }
+#endif
+  alignas(64) float lanes[kBlock];
+  v.store_aligned(lanes);
+  for (std::int64_t l = 0; l < n; ++l) out[l] = lanes[l];
 }
 
 #if defined(__AVX2__)
