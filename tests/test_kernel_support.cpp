@@ -3,6 +3,7 @@
 // bit-identical repeats on problems the sweep's determinism case (a 3x3 layer) does not reach.
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -166,7 +167,7 @@ TEST_CASE("cpu.02: on large layers plan times its register tiles where the regis
   for (std::size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-3f * (1 + std::abs(want[i])));
 }
 
-TEST_CASE("cpu.02: a batch-1 1 x 1 layer of ImageNet's size times its tiles too (2 x 14 won there by 1.4x); a tiny layer does not") {
+TEST_CASE("cpu.02: plan times the tiles on a batch-1 1 x 1 layer of ImageNet's size (2 x 14 won there by 1.4x) and on 4 images a thread at batch 32; not on a tiny layer") {
   const auto explain = [](const char* descriptor) {
     const ConvProblem p = parse_problem(descriptor);
     const auto w = test::random_values(p.weight_elems(), 1);
@@ -183,6 +184,11 @@ TEST_CASE("cpu.02: a batch-1 1 x 1 layer of ImageNet's size times its tiles too 
   CHECK(why.find("2 x 14 ") != std::string::npos);
   // 65 kFLOP, a few microseconds a run: the first choice, unmeasured.
   CHECK(explain("mb1ic32ih4oc64oh4kh1").find("register tile") == std::string::npos);
+  // At batch 32 on 4 images a thread: what a tile does over a batch shows only over several images.
+  const int threads = omp_get_max_threads();
+  const std::string batch = explain("mb32ic64ih14oc64oh14kh3ph1");
+  CAPTURE(batch);
+  CHECK(batch.find(fmt::format("on {} image(s)", std::min(32, 4 * threads))) != std::string::npos);
 }
 
 TEST_CASE("cpu.02: every register tile, in place and from the reorder, gives the oracle's outputs on 1 x 1 layers of many output channels") {

@@ -394,13 +394,20 @@ class DirectXsimdConv final : public PlannedConv {
   std::string explanation_;  // the tile's measurement, when plan measured
 };
 
+// The images per thread plan times the tiles on, where the batch has them. One (the first form)
+// hid what a batch does to a tile: on resnet18's layer4.0.conv1 (Zen 5, six alternating rounds
+// against oneDNN) 3 x 9 took 1.02x 2 x 14's time on 2 images, 1.03x on 4, 1.08x on 8 and 1.09x on
+// 32, and plan chose it in one run of three at batch 32 (0.89x oneDNN where 2 x 14 ran 0.99-1.01x).
+constexpr std::int64_t kPlanImagesPerThread = 4;
+
 // Plans p with each register tile of tile_choices, each read in place and from the reorder where
-// the layer allows both, times them on min(batch, threads) images with the autos' interleaved
-// measurement (plan_timing.hpp: each timed run after an untimed one, at least 5 rounds and 20 ms,
-// close calls re-checked) and keeps the fastest median. Three cold rounds were too few: with a
-// 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers at batch 1, one busy spell in plan chose 4 x 7
-// in one run of two (mb1ic960ih7oc320oh7kh1: 0.144 ms, not 0.096). The choice changes the speed
-// only: each output is the same sum in the same order whatever the tile and the input's layout.
+// the layer allows both, times them on kPlanImagesPerThread images a thread (fewer where the
+// batch has fewer) with the autos' interleaved measurement (plan_timing.hpp: each timed run after
+// an untimed one, at least 5 rounds and 20 ms, close calls re-checked) and keeps the fastest
+// median. Three cold rounds were too few: with a 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers
+// at batch 1, one busy spell in plan chose 4 x 7 in one run of two (mb1ic960ih7oc320oh7kh1: 0.144
+// ms, not 0.096). The choice changes the speed only: each output is the same sum in the same order
+// whatever the tile and the input's layout.
 std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const ConvWeights& w, Epilogue e,
                                                    int threads) {
   struct Choice {
@@ -413,7 +420,7 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
     if (may_read_in_place) choices.push_back({per_tile, true});
     choices.push_back({per_tile, false});
   }
-  const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, threads));
+  const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, kPlanImagesPerThread * threads));
   if (choices.size() == 1 || sample.flops() < kTileChoiceMinFlops * static_cast<double>(sample.n))
     return std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[0].per_tile, p.k <= kInPlaceMaxOutputs);
   std::vector<std::unique_ptr<DirectXsimdConv>> plans;
