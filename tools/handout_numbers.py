@@ -25,14 +25,17 @@ KERNELS = "cpu.auto,cpu.02_direct_xsimd,cpu.01_im2col_eigen"
 LAB_RUN = (f"convlab run --model lab-cnn --kernel {KERNELS} --batch 1,8,32 --warmup 10 --trials 200 "
            "--threads 2 --per-layer --json {file}")
 # Arrival rates: far under the capacity, R (90% of the batch-1 capacity that run_a measured: near
-# it, batching starts to matter, whatever the machine) and far over any capacity.
-RATES = ("500", "R", "50000")
+# it, batching starts to matter, whatever the machine) and far over any capacity (50000/s was
+# under a Zen 5's, 58000/s at batch 32).
+RATES = ("500", "R", "500000")
 CONV_REPEATS = 3
 
 # The handout's commands, in its order, exactly as it prints them.
 COMMANDS = {
     "run_a": LAB_RUN.format(file="a.json"),
     "report": "convlab report a.json -o report.html",
+    "one_thread": ("convlab run --model lab-cnn --kernel cpu.02_direct_xsimd --batch 1,8,32 --warmup 10 --trials 200 "
+                   "--threads 1 --json one.json"),
     "run_b": LAB_RUN.format(file="b.json"),
     "compare": "convlab compare a.json b.json",
     "cold": ("convlab run --model lab-cnn --kernel cpu.auto,cpu.02_direct_xsimd --batch 1,32 --warmup 10 "
@@ -145,12 +148,22 @@ def section_run(run):
     layers = rows[("cpu.02_direct_xsimd", 1)]["per_layer"]
     top = sorted(layers, key=lambda l: l["share"], reverse=True)
     print("  per layer, cpu.02_direct_xsimd at batch 1: "
-          + ", ".join(f"{l['layer']} {100 * l['share']:.1f}%" for l in top[:4]))
+          + ", ".join(f"{l['layer']} {100 * l['share']:.1f}% ({1000 * l['p50_ms']:.1f} us)" for l in top))
     print(f"  cpu.auto chose: {choices(doc)}")
     heading("1. the report", COMMANDS["report"])
     run(COMMANDS["report"])
     print("report.html written")
     return doc
+
+
+def section_one_thread(run):
+    heading("2. one thread", COMMANDS["one_thread"])
+    run(COMMANDS["one_thread"])
+    one, two = rows_by(run.load("one.json")), rows_by(run.load("a.json"))
+    for batch in (1, 8, 32):
+        a, b = one[("cpu.02_direct_xsimd", batch)], two[("cpu.02_direct_xsimd", batch)]
+        print(f"  cpu.02_direct_xsimd batch {batch}: ms/item {a['per_item_ms']:.4f} on 1 thread, {b['per_item_ms']:.4f} on 2"
+              f" (a.json): the second thread {a['per_item_ms'] / b['per_item_ms']:.2f}x the speed")
 
 
 def section_compare(run):
@@ -260,6 +273,7 @@ def main():
         if args.quick:
             print("--quick: few trials; these numbers mean nothing")
         section_run(run)
+        section_one_thread(run)
         section_compare(run)
         section_conv(run)
         section_cold(run)
