@@ -5,21 +5,35 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <string>
 
 #include "bench/harness/conv_bench.hpp"
+#include "bench/harness/forward_threads.hpp"
+#include "bench/harness/model_bench.hpp"
 #include "cli_test_util.hpp"
 #include "conv_test_util.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/cpu/auto_select.hpp"
 #include "kernels/cpu/plan_timing.hpp"
+#include "models/weight_file.hpp"
 
 using namespace convlab;
 
 namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+double normalised_difference(const Tensor& got, const Tensor& want) {
+  double diff = 0, norm = 0;
+  for (std::int64_t i = 0; i < want.elems(); ++i) {
+    diff += (double(got.data()[i]) - want.data()[i]) * (double(got.data()[i]) - want.data()[i]);
+    norm += double(want.data()[i]) * want.data()[i];
+  }
+  return std::sqrt(diff / norm);
+}
 
 // Plans cpu.auto on `p` with `options`, and puts the default (no cache) back afterwards.
 std::unique_ptr<PlannedConv> plan_auto(const ConvProblem& p, const cpu::AutoOptions& options) {
@@ -153,4 +167,84 @@ TEST_CASE("cpu.auto against the best other kernel: within 5% or not, per batch, 
   CHECK(summary ==
         "batch 1: cpu.auto chose a kernel within 5% of the best other kernel of ours on 2 of 3 problems; worst 1.20x: "
         "chose cpu.02_direct_xsimd where cpu.04_winograd_f4x3 was faster, on b\n");
+}
+
+TEST_CASE("cpu.auto: a network's forward on one thread or on all, measured, remembered; other kernels on all") {
+  const cpu::ScopedMaxThreads two(2);  // two threads whatever the machine: the choice is only made with several
+  const Network net = load_model("lab-cnn", "", 1);
+  const test::fs::path file = test::scratch() / "forward-threads.tsv";
+  test::fs::remove(file);
+  cpu::set_auto_options({.cache_file = file.string(), .machine = "test machine"});
+
+  const PlannedForward fixed = plan_forward(net, "lab-cnn", 1, "cpu.02_direct_xsimd", 1);
+  CHECK(fixed.threads == 2);
+  CHECK(fixed.why.empty());
+
+  const PlannedForward chosen = plan_forward(net, "lab-cnn", 1, "cpu.auto", 1);
+  CAPTURE(chosen.why);
+  REQUIRE((chosen.threads == 1 || chosen.threads == 2));
+  CHECK(has(chosen.why, chosen.threads == 1 ? "chose 1 thread: " : "chose 2 threads: "));
+  // Both forwards' medians, or (a slow build) why one thread was not tried.
+  CHECK((has(chosen.why, " ms on 1 thread, ") || has(chosen.why, "too long for 1 thread to win")));
+  CHECK(has(test::slurp(file), "\t2\tdefault\tforward lab-cnn batch 1\t-\t" + std::string(chosen.threads == 1 ? "1 thread" : "2 threads")));
+
+  // On its threads the forward computes what cpu.02's does (cpu.auto may pick Winograd: its bound).
+  chosen.forward();
+  fixed.forward();
+  const Tensor& got = chosen.plan->output();
+  const Tensor& want = fixed.plan->output();
+  REQUIRE(got.elems() == want.elems());
+  CHECK(normalised_difference(got, want) < 1e-4);
+
+  const PlannedForward again = plan_forward(net, "lab-cnn", 1, "cpu.auto", 1);
+  CHECK(again.threads == chosen.threads);
+  CHECK(has(again.why, "(remembered in " + file.string() + ")"));
+
+  // A line naming threads this process has not is not trusted: measured again.
+  std::ofstream(file, std::ios::app) << "test machine\t2\tdefault\tforward lab-cnn batch 1\t-\t7 threads\tx\n";
+  CHECK_FALSE(has(plan_forward(net, "lab-cnn", 1, "cpu.auto", 1).why, "remembered"));
+  cpu::set_auto_options({});
+}
+
+TEST_CASE("cpu.auto's one-thread forward in a run, FP32 and int8: the row's threads, flag and explanation agree") {
+  const cpu::ScopedMaxThreads two(2);
+  ModelBenchConfig config;
+  config.kernels = {"cpu.auto", "cpu.auto_int8", "cpu.02_direct_xsimd"};
+  config.batches = {1};
+  config.calibration_inputs = 2;
+  config.eval_inputs = 2;
+  config.protocol = {.warmup = 1, .trials = 3};
+  const std::vector<Result> rows = run_model_bench(config);
+  REQUIRE(rows.size() == 3);
+  for (const Result& r : rows) {
+    CAPTURE(r.kernel);
+    CHECK(r.status == ResultStatus::ok);
+    const auto line = std::ranges::find_if(r.choices, [](const std::string& c) { return c.starts_with("forward: chose "); });
+    const std::vector<std::string> flags = r.flags();
+    CHECK((std::ranges::find(flags, "on_1_thread") != flags.end()) == r.on_one_thread);
+    CHECK(r.threads == 2);  // the threads given: what `compare` and `policy` match rows on
+    if (r.kernel == "cpu.02_direct_xsimd") {  // a fixed kernel runs on the threads it is given
+      CHECK(line == r.choices.end());
+      CHECK_FALSE(r.on_one_thread);
+      continue;
+    }
+    REQUIRE(line != r.choices.end());
+    CHECK(r.on_one_thread == has(*line, "forward: chose 1 thread"));
+  }
+}
+
+TEST_CASE("ScopedMaxThreads: OpenMP's thread count for a scope, put back after it") {
+  const int before = omp_get_max_threads();
+  {
+    const cpu::ScopedMaxThreads one(1);
+    CHECK(omp_get_max_threads() == 1);
+    int in_region = 0;
+#pragma omp parallel
+    {
+#pragma omp single
+      in_region = omp_get_num_threads();
+    }
+    CHECK(in_region == 1);
+  }
+  CHECK(omp_get_max_threads() == before);
 }

@@ -104,8 +104,9 @@ def choices(doc):
     out = []
     for (kernel, batch), r in sorted(rows_by(doc).items()):
         if kernel == "cpu.auto":
-            # "conv1: chose cpu.02_direct_xsimd: ..." -> "conv1 cpu.02"
-            picks = [c.split(": chose ")[0] + " " + c.split(": chose ")[1].split("_")[0] for c in r.get("kernel_choices", [])]
+            # "conv1: chose cpu.02_direct_xsimd: ..." -> "conv1 cpu.02"; "forward: chose 1 thread: ..." -> "forward 1 thread"
+            picks = [c.split(": chose ")[0] + " " + re.split(r"[_:]", c.split(": chose ")[1])[0]
+                     for c in r.get("kernel_choices", [])]
             out.append(f"batch {batch}: " + ", ".join(picks))
     return "; ".join(out)
 

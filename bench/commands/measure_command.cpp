@@ -130,6 +130,9 @@ void print_flag_legend(const std::vector<Result>& results) {
   if (any([](const Result& r) { return r.effective_flops; }))
     fmt::print("       effective_flops = GFLOP/s and %peak count the direct convolution's FLOPs, but the kernel (Winograd) "
                "does fewer multiplies: an effective rate, which can pass the machine's peak\n");
+  if (any([](const Result& r) { return r.on_one_thread; }))
+    fmt::print("       on_1_thread = cpu.auto ran this forward on one thread, measured faster than on all of them "
+               "(--explain: the two times)\n");
   if (any([](const Result& r) { return !r.mistrusted.empty(); }))
     fmt::print("       mistrusted = the outputs match the oracle but prove little (a constant output); the row says why\n");
   if (any([](const Result& r) { return r.measurement.peak_rss_is_process_lifetime; }))

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "bench/check/quantization_effect.hpp"
+#include "bench/harness/forward_threads.hpp"
 #include "bench/harness/memory.hpp"
 #include "bench/harness/per_layer.hpp"
 #include "bench/pipeline/image.hpp"
@@ -46,9 +47,10 @@ PlannedModelRow plan_int8_row(const ModelBenchConfig& config, const QuantizedNet
                               std::int64_t batch) {
   const Network& net = q.network();
   PlannedModelRow row{.result = model_row(config, net, id, batch)};
-  auto plan = std::make_shared<Int8NetworkPlan>(q, batch, id);
-  fill_model_input(net, plan->input().span(), config.seed);
+  const PlannedInt8Forward planned = plan_int8_forward(q, config.model, batch, id, config.seed);
+  const std::shared_ptr<Int8NetworkPlan>& plan = planned.plan;
   Result& r = row.result;
+  r.on_one_thread = planned.threads < omp_get_max_threads();
   r.model_memory = plan->memory();
   for (std::size_t i = 0; i < net.layers().size(); ++i)
     if (std::string why = plan->explain(static_cast<int>(i)); !why.empty())
@@ -56,10 +58,13 @@ PlannedModelRow plan_int8_row(const ModelBenchConfig& config, const QuantizedNet
     else if (!plan->kernel_ids()[i].empty() && plan->kernel_ids()[i] != id)
       r.choices.push_back(fmt::format("{}: {} (the layer {} does not support)", net.layers()[i].name,
                                       plan->kernel_ids()[i], id));
+  if (!planned.why.empty()) r.choices.push_back("forward: " + planned.why);
   // End-to-end: the images go into the FP32 input, which the int8 forward quantises.
   row.input = plan->input().span();
-  row.forward = [plan] { plan->forward(); };
-  row.finish = [plan, &q, &config, &net, batch](Result& r) {
+  row.forward = [planned] { planned.forward(); };
+  row.finish = [planned, &q, &config, &net, batch](Result& r) {
+    const cpu::ScopedMaxThreads scope(planned.threads);  // the profile and the check too
+    const std::shared_ptr<Int8NetworkPlan>& plan = planned.plan;
     r.latency = summarize(r.measurement.samples_ms, config.method);
     if (config.per_layer) r.layer_times = profile_layers(*plan, net, config.protocol);
     // Ours compute the oracle's arithmetic: the same bytes, or the row is invalid.

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "bench/harness/forward_threads.hpp"
 #include "bench/pipeline/end_to_end.hpp"
 #include "bench/pipeline/fresh_process.hpp"
 #include "bench/harness/gpu_model_bench.hpp"
@@ -76,17 +77,21 @@ namespace {
 PlannedModelRow plan_fp32_row(const ModelBenchConfig& config, const Network& net, Device& device, Clock& clock,
                               const std::string& id, std::int64_t batch) {
   PlannedModelRow row{.result = model_row(config, net, id, batch)};
-  auto plan = std::make_shared<NetworkPlan>(net, batch, KernelSelection{.default_kernel = id});
-  fill_model_input(net, plan->input().span(), config.seed);
+  const PlannedForward planned = plan_forward(net, config.model, batch, id, config.seed);
+  const std::shared_ptr<NetworkPlan>& plan = planned.plan;
   Result& r = row.result;
+  r.on_one_thread = planned.threads < omp_get_max_threads();
   r.model_memory = plan->memory();
   r.effective_flops = plan->effective_flops();
   for (std::size_t i = 0; i < net.layers().size(); ++i)
     if (std::string why = plan->explain(static_cast<int>(i)); !why.empty())
       r.choices.push_back(net.layers()[i].name + ": " + why);
+  if (!planned.why.empty()) r.choices.push_back("forward: " + planned.why);
   row.input = plan->input().span();
-  row.forward = [plan] { plan->forward(); };
-  row.finish = [plan, &config, &net, &device, &clock, id](Result& r) {
+  row.forward = [planned] { planned.forward(); };
+  row.finish = [planned, &config, &net, &device, &clock, id](Result& r) {
+    const cpu::ScopedMaxThreads scope(planned.threads);  // the layout changes, the profile and the check too
+    const std::shared_ptr<NetworkPlan>& plan = planned.plan;
     if (plan->has_layout_changes())
       r.layout_ms = summarize(measure([&plan] { plan->layout_changes_only(); }, device, kLayoutProtocol, clock).samples_ms).p50;
     r.latency = summarize(r.measurement.samples_ms, config.method);

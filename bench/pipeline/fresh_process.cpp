@@ -17,6 +17,7 @@
 #include "bench/commands/cli.hpp"
 #include "bench/commands/cli_args.hpp"
 #include "bench/harness/clock.hpp"
+#include "bench/harness/forward_threads.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
 #include "models/weight_file.hpp"
@@ -86,11 +87,10 @@ FreshProcesses measure_fresh_processes(const ModelBenchConfig& config, const std
 int run_fresh_child(const FreshChildOptions& o) {
   set_threads(o.threads);
   const Network net = load_model(parse_model(o.model), o.weights, o.seed);
-  NetworkPlan plan(net, o.batch, KernelSelection{.default_kernel = o.kernel});
-  fill_model_input(net, plan.input().span(), o.seed);
+  const PlannedForward planned = plan_forward(net, o.model, o.batch, o.kernel, o.seed);
   SteadyClock clock;
   const std::int64_t t0 = clock.now_ns();
-  plan.forward();
+  planned.forward();
   const std::int64_t t1 = clock.now_ns();
   fmt::print("{} {}\n", (t1 - o.since_ns) * 1e-6, (t1 - t0) * 1e-6);
   return kExitOk;

@@ -27,6 +27,7 @@ std::vector<std::string> Result::flags() const {
   if (measurement.peak_rss_is_process_lifetime) f.emplace_back("peak_rss_is_process_lifetime");
   if (!row_memory || !row_memory->own) f.emplace_back("memory_not_own");
   if (effective_flops) f.emplace_back("effective_flops");
+  if (on_one_thread) f.emplace_back("on_1_thread");
   if (!mistrusted.empty()) f.emplace_back("mistrusted");
   return f;
 }

@@ -74,6 +74,7 @@ struct Result {
   MemoryAccount model_memory;             // the bytes the plan accounts for
   std::optional<RowMemory> row_memory;    // resident memory of this row alone (bench/harness/memory.hpp)
   bool effective_flops = false;  // a kernel did fewer multiplies than counted (Winograd): flag effective_flops
+  bool on_one_thread = false;    // cpu.auto ran the forward on 1 of several threads (forward_threads.hpp): flag on_1_thread
   double flops_per_item = 0;
   double peak_gflops = 0;             // the measured all-threads peak of the row's precision (FP32 FMA, int8); 0: not measured
   std::optional<ErrorStats> accuracy;  // against cpu.00_reference (int8: cpu.20_int8_reference), where checked

@@ -35,5 +35,9 @@ struct AutoChoice {
 std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e);
 // Appends a choice. A file that cannot be written is reported once on stderr, and the run goes on.
 void remember_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e, const AutoChoice& choice);
+// The same for a choice that is not one layer's: `what` names it in the problem's place (cpu.auto's
+// threads for a network's whole forward, bench/harness/forward_threads.hpp), "-" as activation.
+std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const std::string& what);
+void remember_choice(const AutoOptions& o, int threads, const std::string& what, const AutoChoice& choice);
 
 }  // namespace convlab::cpu

@@ -13,6 +13,7 @@
 // Cost: that measuring, reported in --explain with the medians and the margin. The choice is
 // remembered per (machine, build, threads, problem) in a file (auto_select.hpp), so the next run
 // plans without measuring. Not deterministic: two measurements can choose differently.
+// In a network it also chooses the forward's threads, all or one (bench/harness/forward_threads.hpp).
 // Measured: bench/RESULTS.md, "cpu.auto against the best kernel".
 // Run: build/convlab run --model lab-cnn --kernel cpu.auto --batch 1,32 --explain
 #include <algorithm>

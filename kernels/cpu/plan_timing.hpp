@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <omp.h>
+
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
@@ -60,6 +62,19 @@ struct TimingBuffers {
   }
 };
 using PlanTimingBuffers = TimingBuffers<PlannedConv>;
+
+// Sets the threads that OpenMP regions and plans read (omp_get_max_threads) for a scope: a plan
+// made, or run, on fewer threads than the process has (cpu.auto's network on one thread).
+class ScopedMaxThreads {
+ public:
+  explicit ScopedMaxThreads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ScopedMaxThreads() { omp_set_num_threads(saved_); }
+  ScopedMaxThreads(const ScopedMaxThreads&) = delete;
+  ScopedMaxThreads& operator=(const ScopedMaxThreads&) = delete;
+
+ private:
+  int saved_;
+};
 
 inline double median_of(std::vector<double> v) {
   std::ranges::sort(v);
