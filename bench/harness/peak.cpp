@@ -126,7 +126,7 @@ namespace {
 // One call of the tile, as cpu.02 makes it: its own function, the accumulators stored at the end
 // (cpu.02's epilogue stores them too). Inlined into the timing loop, GCC kept 14 of the 2 x 14
 // tile's 28 FMA operands on the stack there, which cpu.02's tile does not (0), and the ceiling
-// read 65-71% of the FMA peak where the tile itself reaches about 90%.
+// read 65-71% of the FMA peak where the tile itself reaches 97-99% (Zen 5 VM, bench/RESULTS.md).
 template <int kTile, int kKBlocks>
 [[gnu::noinline]] void tile_call(const float* in, const float* w, const cpu::TileGeometry& g, float* out) {
   using namespace cpu;
@@ -135,7 +135,10 @@ template <int kTile, int kKBlocks>
   CONVLAB_TILE_LOOP_GCC_TOO
   for (int kb = 0; kb < kKBlocks; ++kb) {
     CONVLAB_TILE_LOOP_GCC_TOO
-    for (int x = 0; x < kTile; ++x) (Vec::load_aligned(out + (kb * kTile + x) * kBlock) + acc[kb][x]).store_aligned(out + (kb * kTile + x) * kBlock);
+    for (int x = 0; x < kTile; ++x) {
+      float* o = out + (kb * kTile + x) * kBlock;
+      (Vec::load_aligned(o) + acc[kb][x]).store_aligned(o);
+    }
   }
 }
 
