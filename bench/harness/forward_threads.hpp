@@ -1,14 +1,13 @@
 // cpu.auto's threads for a network's whole forward: all of them, or one where that measured faster.
 //
 // Why: at every layer the threads start together and join at its end (microseconds: `convlab
-// peak` prints what a parallel region costs), and a layer's output, written by both cores, is read
-// by both again, split another way. At batch 1 the small networks' layers take 3-25 us each: on a
-// 2-core Zen 5 VM the four small networks ran 1.2-1.5x faster on one thread than on two, and
-// cpu.auto choosing one thread layer by layer gained nothing: two threads still win 9 of their 24
-// layers timed alone, and a layer between two others moves their data between the cores
-// (docs/kernel-notes.md, "One thread at batch 1"). So the choice is the forward's:
-// plan the network on one thread too, time both forwards interleaved (plan_timing.hpp) and keep
-// the faster, remembered in cpu.auto's cache. Only cpu.auto and cpu.auto_int8 choose: every other
+// peak` prints what a parallel region costs), and, our reading (no counters on the VM), each
+// layer reads lines the other core wrote. At batch 1 the small networks' layers take 3-25 us
+// each: on a 2-core Zen 5 VM the four small networks ran 1.2-1.5x faster on one thread than on
+// two, and cpu.auto choosing one thread layer by layer (one thread won 15 of their 24 layers
+// timed alone) gained nothing (docs/kernel-notes.md, "One thread at batch 1"). So the choice is
+// the forward's: plan the network on one thread too, time both forwards interleaved
+// (plan_timing.hpp) and keep the faster, remembered in cpu.auto's cache. Only cpu.auto and cpu.auto_int8 choose: every other
 // kernel runs on the threads it is given, which is what the batch lab's one-thread exercise shows.
 #pragma once
 
