@@ -6,10 +6,10 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <string>
 
+#include "bench/check/oracle.hpp"
 #include "bench/harness/conv_bench.hpp"
 #include "bench/harness/forward_threads.hpp"
 #include "bench/harness/model_bench.hpp"
@@ -25,15 +25,6 @@ using namespace convlab;
 namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-double normalised_difference(const Tensor& got, const Tensor& want) {
-  double diff = 0, norm = 0;
-  for (std::int64_t i = 0; i < want.elems(); ++i) {
-    diff += (double(got.data()[i]) - want.data()[i]) * (double(got.data()[i]) - want.data()[i]);
-    norm += double(want.data()[i]) * want.data()[i];
-  }
-  return std::sqrt(diff / norm);
-}
 
 // Plans cpu.auto on `p` with `options`, and puts the default (no cache) back afterwards.
 std::unique_ptr<PlannedConv> plan_auto(const ConvProblem& p, const cpu::AutoOptions& options) {
@@ -188,13 +179,10 @@ TEST_CASE("cpu.auto: a network's forward on one thread or on all, measured, reme
   CHECK((has(chosen.why, " ms on 1 thread, ") || has(chosen.why, "too long for 1 thread to win")));
   CHECK(has(test::slurp(file), "\t2\tdefault\tforward lab-cnn batch 1\t-\t" + std::string(chosen.threads == 1 ? "1 thread" : "2 threads")));
 
-  // On its threads the forward computes what cpu.02's does (cpu.auto may pick Winograd: its bound).
-  chosen.forward();
-  fixed.forward();
-  const Tensor& got = chosen.plan->output();
-  const Tensor& want = fixed.plan->output();
-  REQUIRE(got.elems() == want.elems());
-  CHECK(normalised_difference(got, want) < 1e-4);
+  {  // On its threads every layer matches the oracle within cpu.auto's bound (it may pick Winograd).
+    const cpu::ScopedMaxThreads scope(chosen.threads);
+    CHECK(differs_from_reference(net, *chosen.plan, find_kernel("cpu.auto")->error_scale).empty());
+  }
 
   const PlannedForward again = plan_forward(net, "lab-cnn", 1, "cpu.auto", 1);
   CHECK(again.threads == chosen.threads);
