@@ -2,11 +2,19 @@
 #include <doctest/doctest.h>
 #include <omp.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <string>
 #include <vector>
 
 #include "bench/commands/measure_command.hpp"
 #include "bench/harness/harness.hpp"
+#include "bench/harness/memory.hpp"
 #include "bench/harness/peak.hpp"
 #include "kernels/common/error.hpp"
 
@@ -106,6 +114,30 @@ TEST_CASE("harness: memory is read around the runs") {
   CHECK(m.rss_after_bytes > 0);
   // 64 MiB touched during the runs must show in the peak, whether or not it was reset.
   CHECK(m.peak_rss_bytes >= m.rss_before_bytes + (60u << 20));
+}
+
+TEST_CASE("harness: returning a row's freed memory leaves the allocator as any program has it") {
+#if defined(__GLIBC__) && !defined(CONVLAB_SANITIZED)
+  // glibc maps a large block on its own and, once one is freed, raises its threshold so the next
+  // ones come from the heap. A library that allocates per call (Eigen's packing blocks, cpu.01)
+  // paid a map, page faults and an unmap every forward when the harness fixed the threshold.
+  RowMemoryProbe probe;
+  probe.start();
+  constexpr std::size_t kBlock = 1536 * 1024;  // above glibc's first threshold (128 KiB)
+  int mapped_after_warmup = -1;
+  for (int call = 0; call < 3; ++call) {
+    void* block = std::malloc(kBlock);
+    REQUIRE(block != nullptr);
+    std::memset(block, call, kBlock);
+    if (call == 2) mapped_after_warmup = static_cast<int>(mallinfo2().hblks);
+    std::free(block);
+    probe.start();  // each "row" returns freed memory again
+  }
+  const int mapped_now = static_cast<int>(mallinfo2().hblks);
+  CHECK(mapped_after_warmup == mapped_now);  // the third block came from the heap, not a new map
+#else
+  std::printf("SKIPPED: glibc's allocator only (ASan replaces it)\n");
+#endif
 }
 
 TEST_CASE("harness: bad protocols are rejected") {
