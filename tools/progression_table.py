@@ -55,7 +55,8 @@ def table(doc, problem, torch_doc):
         return (r.get("device_latency_ms") or r["latency_ms"])["p50"]
 
     ctx, first = doc["context"], rows[0]
-    interleaved = " --interleave" if first.get("interleaved") else ""
+    # The oracle is timed alone after the rounds, so the first row may not say the run interleaved.
+    interleaved = " --interleave" if any(r.get("interleaved") for r in rows) else ""
     command = (f"build/convlab conv{' --backend ' + backend if gpu else ''} --problem {problem} --kernel all{interleaved}"
                f" --warmup {first['warmup']} --trials {first['trials']} --json F")
     machine = ctx.get("gpu", ctx.get("cuda")) if gpu else f"{ctx['cpu_model']}, {ctx['build_isa']}"
