@@ -496,8 +496,52 @@ TEST_CASE("cli: run --precision fp32,int8 times both in one run and says what in
   test::check_usage_error("run --model resnet8 --precision int8 --backend cuda --kernel cpu.21_int8_direct_madd",
                           "'cpu.21_int8_direct_madd' is not an int8 kernel of cuda");
   test::check_usage_error("run --model resnet8 --precision int8 --eval-inputs 0", "--eval-inputs: 0 must be at least 1");
-  test::check_usage_error("run --model resnet8 --precision int8 --kernel all --fresh-process 2",
-                          "--fresh-process times FP32 kernels only for now");
+}
+
+TEST_CASE("cli: sweep, policy and --fresh-process take int8 rows as run does") {
+  const std::string quick = " --warmup 0 --trials 2 --calibration 4 --eval-inputs 4";
+  // sweep: both precisions, model-only and end-to-end, the int8 rows quantised as `run` quantises.
+  const fs::path sweep = test::scratch() / "sweep-int8.json";
+  test::Outcome o = test::run_convlab("sweep --model lenet5 --precision fp32,int8 --kernel "
+                                      "cpu.02_direct_xsimd,cpu.24_int8_direct_rows --batch 1,2" + quick +
+                                      " --json " + sweep.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("model-only cpu.24_int8_direct_rows: batch 1 -> 2") != std::string::npos);
+  CHECK(o.out.find("end-to-end cpu.24_int8_direct_rows: batch 1 -> 2") != std::string::npos);
+  const auto doc = nlohmann::json::parse(test::slurp(sweep));
+  REQUIRE(doc["results"].size() == 8);
+  int int8_rows = 0;
+  for (const auto& r : doc["results"]) {
+    CHECK(r["status"] == "ok");
+    if (r["precision"] != "int8") continue;
+    ++int8_rows;
+    CHECK(r["kernel"] == "cpu.24_int8_direct_rows");
+    CHECK(r["quantization"]["source"] == "min/max calibration on 4 seeded inputs");
+  }
+  CHECK(int8_rows == 4);
+  // policy: one precision; int8 measures cpu.auto_int8, and the check command says how it was quantised.
+  o = test::run_convlab("policy --model lenet5 --precision int8 --batch 1,2 --rate 2 --slo-p99-ms 2000 --requests 2000" +
+                        quick);
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("measured now with cpu.auto_int8") != std::string::npos);
+  CHECK(o.out.find("--kernel cpu.auto_int8 --batch ") != std::string::npos);
+  CHECK(o.out.find(" --precision int8 --calibration 4 --trials 200") != std::string::npos);
+  test::check_usage_error("policy --model lenet5 --rate 2 --slo-p99-ms 20 --precision fp32,int8",
+                          "--precision: a policy serves one precision (fp32 or int8), not 'fp32,int8'");
+  test::check_usage_error("policy --model lenet5 --rate 2 --slo-p99-ms 20 --precision int8 --from " + sweep.string(),
+                          "--precision: applies to measuring now; from a file, choose its int8 rows by --kernel");
+  // --fresh-process: each new process loads the interchange file and runs the int8 forward.
+  const fs::path fresh = test::scratch() / "fresh-int8.json";
+  o = test::run_convlab("run --model mobilenet-tiny --precision int8 --kernel cpu.24_int8_direct_rows --quantized " +
+                        std::string(CONVLAB_TEST_DATA) + "/mobilenet-tiny/int8/quantized.safetensors --batch 1 "
+                        "--fresh-process 2 --warmup 0 --trials 2 --eval-inputs 4 --json " + fresh.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  const auto fresh_doc = nlohmann::json::parse(test::slurp(fresh));
+  const auto& f = fresh_doc["results"][0]["fresh_process"];
+  CHECK(f["runs"] == 2);
+  REQUIRE(f["samples_ms"].size() == 2);
+  for (std::size_t i = 0; i < 2; ++i)  // from process start: more than the forward alone
+    CHECK(f["samples_ms"][i].get<double>() > f["first_forward_samples_ms"][i].get<double>());
 }
 
 TEST_CASE("cli: run --interleave times a batch's FP32 and int8 rows together, the oracle alone, each still checked") {

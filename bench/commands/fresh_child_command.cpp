@@ -18,6 +18,10 @@ Command add_fresh_child_command(CLI::App& app) {
   cmd->add_option("--seed", o->seed);
   cmd->add_option("--threads", o->threads);
   cmd->add_option("--since-ns", o->since_ns)->required();
+  cmd->add_option("--quantized", o->quantized);
+  cmd->add_option("--calibration", o->calibration);
+  cmd->add_option("--observer", o->observer);
+  cmd->add_flag("--reduce-range", o->reduce_range);
   return {cmd, [o] { return run_fresh_child(*o); }};
 }
 

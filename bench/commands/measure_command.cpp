@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "bench/commands/cli.hpp"
@@ -92,6 +93,23 @@ ModelBenchConfig model_bench_config(const RunOptions& o) {
     config.images = end_to_end_images(o.images, static_cast<int>(net.input_item().c()), o.seed);
   }
   return config;
+}
+
+void add_precision_options(CLI::App& cmd, RunOptions& o) {
+  cmd.add_option("--precision", o.precisions, "fp32, int8 or fp32,int8: which kernels of --kernel run (int8: CPU and CUDA)")
+      ->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "int8: seeded inputs the activations' ranges are observed on")
+      ->capture_default_str();
+  cmd.add_option("--observer", o.observer, "int8: minmax (PyTorch's MinMaxObserver) or histogram (its HistogramObserver, "
+                                            "the onednn qconfig's: outliers trimmed by an L2 search)")
+      ->capture_default_str();
+  cmd.add_flag("--reduce-range", o.reduce_range,
+               "int8: calibrate activations over [0, 127] (PyTorch's reduce_range): without VNNI the int8 kernels then "
+               "take their vpmaddubsw path, exactly, at half the levels");
+  cmd.add_option("--quantized", o.quantized, "int8: the int8 model from this interchange file (convlab quantize, "
+                                              "tools/export_torch.py) instead of convlab's calibration");
+  cmd.add_option("--eval-inputs", o.eval_inputs, "int8: seeded inputs the prediction change against FP32 is measured on")
+      ->capture_default_str();
 }
 
 std::function<void(const Result&)> print_and_advance(const ModelBenchConfig& config, Progress& progress, std::string what,

@@ -1,4 +1,4 @@
-// What the measuring commands share (`convlab`, `run`, `sweep`): their options, the ModelBenchConfig
+// What the measuring commands share (`convlab`, `run`, `sweep`, `policy`): their options, the ModelBenchConfig
 // they make, the header they print and the files and exit code they end with.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/commands/cli_args.hpp"
 #include "bench/harness/environment.hpp"
 #include "bench/harness/model_bench.hpp"
 #include "bench/harness/peak.hpp"
@@ -43,6 +44,10 @@ struct RunOptions {
   int eval_inputs = 64;             // int8: seeded inputs for the prediction change
   std::string quantized;            // int8: an interchange file instead of the calibration
 };
+
+// --precision and the int8 quantisation options (--calibration, --observer, --reduce-range,
+// --quantized, --eval-inputs), as `run`, `sweep` and `policy` take them.
+void add_precision_options(CLI::App& cmd, RunOptions& o);
 
 // Checks the options and makes the run's configuration. Throws InputError for bad values, and
 // BackendUnavailable (exit 4) when the backend cannot run here or no kernel of it supports the

@@ -27,18 +27,16 @@ namespace convlab {
 namespace {
 
 struct PolicyOptions {
-  std::string model = "lab-cnn";
-  std::string backend = "cpu";
-  std::string kernel;  // empty: <backend>.auto where it runs the model, else the file's only kernel
+  // The model, backend, batches, protocol, threads, seed and precision measured now (the batches,
+  // warmup and trials have the policy's own defaults: see add_policy_options).
+  RunOptions run;
+  // Empty: <backend>.auto (for int8 its int8 twin) where it runs the model, else the file's only kernel.
+  std::string kernel;
   double rate = 0;     // requests per second
   double slo_p99_ms = 0;
   std::string from;    // a results file; empty: measure now
-  std::string batches = "1,2,4,8,16,32";  // measured now
-  std::string max_waits = "0,1,2,5,10";   // ms
-  int warmup = 3, trials = 40;
-  int threads = 0;
+  std::string max_waits = "0,1,2,5,10";  // ms
   std::int64_t requests = 20000;
-  std::uint64_t seed = 1;
 };
 
 }  // namespace
@@ -63,16 +61,17 @@ std::vector<const Result*> pick_rows(const std::vector<Result>& results, const P
   std::vector<const Result*> rows;
   std::set<std::string> kernels;
   for (const Result& r : results)
-    if (r.status == ResultStatus::ok && r.model == o.model && r.backend == o.backend && (o.kernel.empty() || r.kernel == o.kernel)) {
+    if (r.status == ResultStatus::ok && r.model == o.run.model && r.backend == o.run.backend &&
+        (o.kernel.empty() || r.kernel == o.kernel)) {
       rows.push_back(&r);
       kernels.insert(r.kernel);
     }
   if (rows.empty())
-    throw InputError(fmt::format("{}: no measured rows for {} on {}{}", source, o.model, o.backend,
+    throw InputError(fmt::format("{}: no measured rows for {} on {}{}", source, o.run.model, o.run.backend,
                                  o.kernel.empty() ? "" : " with " + o.kernel));
   if (kernels.size() > 1)
-    throw InputError(fmt::format("{}: {} kernels measured {} ({}): choose one with --kernel", source, kernels.size(), o.model,
-                                 fmt::join(kernels, ", ")));
+    throw InputError(fmt::format("{}: {} kernels measured {} ({}): choose one with --kernel", source, kernels.size(),
+                                 o.run.model, fmt::join(kernels, ", ")));
   const bool transfers = std::any_of(rows.begin(), rows.end(), [](const Result* r) { return r->mode == "eager+transfers"; });
   const std::string mode = transfers ? "eager+transfers" : rows.front()->mode;
   std::erase_if(rows, [&mode](const Result* r) { return r->mode != mode; });
@@ -80,19 +79,26 @@ std::vector<const Result*> pick_rows(const std::vector<Result>& results, const P
 }
 
 std::vector<Result> measure_now(const PolicyOptions& o, std::string& kernel) {
-  if (const BackendStatus status = backend_status(parse_backend(o.backend)); !status.available)
-    throw InputError(fmt::format("--backend {}: not available here ({})", o.backend, status.detail));
-  kernel = o.kernel;
-  if (kernel.empty()) {
-    const std::vector<std::string> supporting = kernels_for_model(o.model, parse_backend(o.backend));
-    kernel = o.backend + ".auto";
-    if (std::ranges::find(supporting, kernel) == supporting.end() && !supporting.empty()) kernel = supporting.front();
+  if (const BackendStatus status = backend_status(parse_backend(o.run.backend)); !status.available)
+    throw InputError(fmt::format("--backend {}: not available here ({})", o.run.backend, status.detail));
+  if (split(o.run.precisions, ',').size() != 1)
+    throw InputError(
+        fmt::format("--precision: a policy serves one precision (fp32 or int8), not '{}'", o.run.precisions));
+  RunOptions run = o.run;
+  run.kernels = o.kernel;
+  if (run.kernels.empty()) {  // for int8, model_bench_config makes <backend>.auto its int8 twin
+    const std::vector<std::string> supporting = kernels_for_model(o.run.model, parse_backend(o.run.backend));
+    run.kernels = o.run.backend + ".auto";
+    if (std::ranges::find(supporting, run.kernels) == supporting.end() && !supporting.empty())
+      run.kernels = supporting.front();
   }
-  const RunOptions run{.model = o.model, .backend = o.backend, .kernels = kernel, .batches = o.batches,
-                       .warmup = o.warmup, .trials = o.trials, .threads = o.threads, .seed = o.seed};
   const ModelBenchConfig config = model_bench_config(run);
-  fmt::print("measuring {} on {} with {} at batches {} ({} warmup, {} each)...\n", o.model, o.backend, kernel,
-             o.batches, o.warmup, count_of(o.trials, "trial"));
+  if (config.kernels.size() != 1)
+    throw InputError(
+        fmt::format("--kernel: a policy serves one kernel, not {} ({})", config.kernels.size(), run.kernels));
+  kernel = config.kernels.front();
+  fmt::print("measuring {} on {} with {} at batches {} ({} warmup, {} each)...\n", o.run.model, o.run.backend, kernel,
+             o.run.batches, o.run.warmup, count_of(o.run.trials, "trial"));
   std::fflush(stdout);
   return run_model_bench(config);
 }
@@ -100,32 +106,49 @@ std::vector<Result> measure_now(const PolicyOptions& o, std::string& kernel) {
 }  // namespace
 
 CLI::App* add_policy_options(CLI::App& app, PolicyOptions& o) {
+  o.run.batches = "1,2,4,8,16,32";
+  o.run.warmup = 3;
+  o.run.trials = 40;
   CLI::App* cmd = app.add_subcommand("policy", "Choose a dynamic-batching policy (max batch, max wait) for a Poisson "
                                                "arrival rate and a p99 SLO, by simulation from measured latencies");
-  cmd->add_option("--model", o.model, "Network (see `convlab models`)")->capture_default_str();
+  cmd->add_option("--model", o.run.model, "Network (see `convlab models`)")->capture_default_str();
   cmd->add_option("--rate", o.rate, "Arrivals per second (Poisson)")->required();
   cmd->add_option("--slo-p99-ms", o.slo_p99_ms, "The p99 response time to meet, ms (queueing + batch)")->required();
   cmd->add_option("--from", o.from, "Read latency per batch from a results file instead of measuring now");
-  cmd->add_option("--backend", o.backend, "cpu, cuda or metal")->capture_default_str();
+  cmd->add_option("--backend", o.run.backend, "cpu, cuda or metal")->capture_default_str();
   cmd->add_option("--kernel", o.kernel, "Kernel id (default: <backend>.auto, or the file's only kernel)");
-  cmd->add_option("--batch", o.batches, "Batch sizes to measure now")->capture_default_str();
+  cmd->add_option("--batch", o.run.batches, "Batch sizes to measure now")->capture_default_str();
   cmd->add_option("--max-wait-ms", o.max_waits, "Max waits to try, ms")->capture_default_str();
-  cmd->add_option("--warmup", o.warmup, "Untimed runs per batch, measuring now")->capture_default_str();
-  cmd->add_option("--trials", o.trials, "Timed runs per batch, measuring now")->capture_default_str();
-  add_threads_option(*cmd, o.threads);
+  cmd->add_option("--warmup", o.run.warmup, "Untimed runs per batch, measuring now")->capture_default_str();
+  cmd->add_option("--trials", o.run.trials, "Timed runs per batch, measuring now")->capture_default_str();
+  add_threads_option(*cmd, o.run.threads);
   add_auto_options(*cmd);
+  add_precision_options(*cmd, o.run);
   cmd->add_option("--requests", o.requests, "Simulated requests per policy")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "Seed of the arrivals and service draws (and the measured input)")->capture_default_str();
+  cmd->add_option("--seed", o.run.seed, "Seed of the arrivals and service draws (and the measured input)")
+      ->capture_default_str();
   return cmd;
+}
+
+// The options that made an int8 run's quantisation, where they are not the defaults.
+std::string quantization_options(const RunOptions& o) {
+  if (!o.quantized.empty()) return " --quantized " + o.quantized;
+  const RunOptions defaults;
+  std::string out;
+  if (o.calibration != defaults.calibration) out += fmt::format(" --calibration {}", o.calibration);
+  if (o.observer != defaults.observer) out += " --observer " + o.observer;
+  if (o.reduce_range) out += " --reduce-range";
+  return out;
 }
 
 // The run that checks a recommendation, with every setting that shaped the service times: the
 // kernel, the thread count and the mode of the rows they came from (a 2-thread check of a
 // 1-thread measurement measures something else).
 std::string check_command(const Result& row, const PolicyOptions& o, std::int64_t batch) {
-  std::string command = fmt::format("convlab run --model {} --backend {} --kernel {} --batch {}", o.model, row.backend,
-                                    row.kernel, batch);
+  std::string command = fmt::format("convlab run --model {} --backend {} --kernel {} --batch {}", o.run.model,
+                                    row.backend, row.kernel, batch);
   if (row.threads > 0) command += fmt::format(" --threads {}", row.threads);
+  if (row.precision == Precision::int8) command += " --precision int8" + quantization_options(o.run);
   if (row.mode == "end-to-end")
     command += std::string(" --end-to-end") + (row.images.rfind("generated", 0) == 0 ? "" : " --images DIR");
   return command + " --trials 200";
@@ -137,8 +160,11 @@ int run_policy(const PolicyOptions& o) {
   if (!(o.slo_p99_ms > 0)) throw InputError(fmt::format("--slo-p99-ms: {} must be above 0", o.slo_p99_ms));
   if (o.requests < 1000 || o.requests > 10'000'000)
     throw InputError(fmt::format("--requests: {} must be between 1000 and 10000000", o.requests));
-  if (o.warmup < 0 || o.trials < 1) throw InputError("--warmup must be 0 or more and --trials at least 1");
+  if (o.run.warmup < 0 || o.run.trials < 1) throw InputError("--warmup must be 0 or more and --trials at least 1");
   const std::vector<double> waits = parse_waits(o.max_waits);
+  if (!o.from.empty() && o.run.precisions != "fp32")
+    throw InputError(
+        "--precision: applies to measuring now; from a file, choose its int8 rows by --kernel (e.g. cpu.auto_int8)");
   std::vector<Result> measured;
   std::string source;
   if (o.from.empty()) {
@@ -170,10 +196,10 @@ int run_policy(const PolicyOptions& o) {
   for (std::int64_t b = 1; b <= service.largest(); b *= 2) sizes.insert(b);
   for (const auto& [b, samples] : service.measured()) sizes.insert(b);
 
-  const SimConfig sim{.rate_per_s = o.rate, .requests = o.requests, .seed = o.seed};
+  const SimConfig sim{.rate_per_s = o.rate, .requests = o.requests, .seed = o.run.seed};
   fmt::print("\n{} requests per policy, Poisson arrivals at {}/s (seed {}), one worker, FIFO; the first {:.0f}% are "
              "warm-up and not counted. A batch starts when max batch requests wait or the oldest has waited max wait.\n",
-             o.requests, o.rate, o.seed, sim.warmup_fraction * 100);
+             o.requests, o.rate, o.run.seed, sim.warmup_fraction * 100);
   fmt::print("{:>9} {:>11} {:>9} {:>9} {:>9} {:>12} {:>6} {:>10}  {}\n", "max batch", "max wait ms", "p50 ms", "p95 ms",
              "p99 ms", "throughput/s", "util", "mean batch", "p99 <= SLO");
   std::vector<PolicyOutcome> outcomes;

@@ -49,6 +49,7 @@ CLI::App* add_sweep_options(CLI::App& app, SweepOptions& o) {
   cmd->add_option("--trials", o.run.trials, "Timed runs per batch (every one is kept)")->capture_default_str();
   add_threads_option(*cmd, o.run.threads);
   add_auto_options(*cmd);
+  add_precision_options(*cmd, o.run);
   cmd->add_option("--seed", o.run.seed, "Seed of the weights, the input and the generated images")->capture_default_str();
   cmd->add_option("--json", o.run.json, "Write results as JSON (schema convlab/1)");
   cmd->add_option("--csv", o.run.csv, "Write results as CSV, one row per result");
@@ -131,6 +132,7 @@ int run_sweep(const SweepOptions& o) {
     for (std::size_t i = 0; i < passes.size() && !interrupted(); ++i) {
       ModelBenchConfig& pass = passes[i];
       pass.peak_gflops = peak.gflops_all;
+      pass.peak_int8_gops = peak.int8_gops_all;
       const std::string what = fmt::format("sweep: {}{}", run.model, pass.images ? " end-to-end" : "");
       const auto measured = run_model_bench(pass, print_and_advance(pass, progress, what, false, i * steps, passes.size() * steps));
       results.insert(results.end(), measured.begin(), measured.end());

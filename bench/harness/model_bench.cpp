@@ -190,8 +190,6 @@ std::vector<Result> run_model_bench(const ModelBenchConfig& config, const std::f
       if (int8->backend != config.backend)
         throw InputError(fmt::format("kernel '{}' belongs to backend {}, not {}", id, to_string(int8->backend),
                                      to_string(config.backend)));
-      if (config.fresh_processes > 0)
-        throw InputError(fmt::format("{}: --fresh-process times FP32 kernels only for now", id));
       if (!quantized) {
         quantized.emplace(quantize_for_run(config, net));
         effect = quantization_effect_for_run(config, *quantized);

@@ -18,6 +18,8 @@
 #include "bench/commands/cli_args.hpp"
 #include "bench/harness/clock.hpp"
 #include "bench/harness/forward_threads.hpp"
+#include "bench/harness/int8_model_bench.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/error.hpp"
 #include "models/catalog.hpp"
 #include "models/weight_file.hpp"
@@ -74,6 +76,12 @@ FreshProcesses measure_fresh_processes(const ModelBenchConfig& config, const std
                                      "--batch", std::to_string(batch), "--seed", std::to_string(config.seed),
                                      "--threads", std::to_string(omp_get_max_threads())};
     if (!config.weights.empty()) args.insert(args.end(), {"--weights", config.weights});
+    if (find_int8_kernel(kernel) != nullptr) {
+      if (!config.quantized.empty()) args.insert(args.end(), {"--quantized", config.quantized});
+      args.insert(args.end(), {"--calibration", std::to_string(config.calibration_inputs), "--observer",
+                               config.observer == Observer::histogram ? "histogram" : "minmax"});
+      if (config.reduce_range) args.emplace_back("--reduce-range");
+    }
     args.insert(args.end(), {"--since-ns", std::to_string(clock.now_ns())});
     std::istringstream in(run_self(args));
     double total = 0, forward = 0;
@@ -84,15 +92,34 @@ FreshProcesses measure_fresh_processes(const ModelBenchConfig& config, const std
   return fresh;
 }
 
-int run_fresh_child(const FreshChildOptions& o) {
-  set_threads(o.threads);
-  const Network net = load_model(parse_model(o.model), o.weights, o.seed);
-  const PlannedForward planned = plan_forward(net, o.model, o.batch, o.kernel, o.seed);
+namespace {
+// Times a planned forward's first run, in milliseconds.
+template <class Planned>
+double first_forward_ms(const Planned& planned) {
   SteadyClock clock;
   const std::int64_t t0 = clock.now_ns();
   planned.forward();
-  const std::int64_t t1 = clock.now_ns();
-  fmt::print("{} {}\n", (t1 - o.since_ns) * 1e-6, (t1 - t0) * 1e-6);
+  return static_cast<double>(clock.now_ns() - t0) * 1e-6;
+}
+}  // namespace
+
+int run_fresh_child(const FreshChildOptions& o) {
+  set_threads(o.threads);
+  const Network net = load_model(parse_model(o.model), o.weights, o.seed);
+  double forward_ms = 0;
+  if (find_int8_kernel(o.kernel) != nullptr) {
+    ModelBenchConfig quantization;  // what quantize_for_run reads, as the parent's run had it
+    quantization.quantized = o.quantized;
+    quantization.calibration_inputs = o.calibration;
+    quantization.observer = parse_observer(o.observer);
+    quantization.reduce_range = o.reduce_range;
+    quantization.seed = o.seed;
+    const QuantizedNetwork q = quantize_for_run(quantization, net);
+    forward_ms = first_forward_ms(plan_int8_forward(q, o.model, o.batch, o.kernel, o.seed));
+  } else {
+    forward_ms = first_forward_ms(plan_forward(net, o.model, o.batch, o.kernel, o.seed));
+  }
+  fmt::print("{} {}\n", static_cast<double>(SteadyClock().now_ns() - o.since_ns) * 1e-6, forward_ms);
   return kExitOk;
 }
 

@@ -23,6 +23,11 @@ struct FreshChildOptions {
   std::uint64_t seed = 1;
   int threads = 0;
   std::int64_t since_ns = 0;  // the parent's steady_clock just before it started this process
+  // An int8 kernel: the network is quantised in the process, as the parent's run did it (from the
+  // interchange file, or by its calibration, which then counts in the cold start).
+  std::string quantized, observer = "minmax";
+  int calibration = 32;
+  bool reduce_range = false;
 };
 
 // The name of the hidden child command (bench/commands/fresh_child_command.cpp).
