@@ -12,9 +12,11 @@
 #include "bench/check/oracle.hpp"
 #include "bench/harness/conv_bench.hpp"
 #include "bench/harness/forward_threads.hpp"
+#include "bench/harness/int8_conv_data.hpp"
 #include "bench/harness/model_bench.hpp"
 #include "cli_test_util.hpp"
 #include "conv_test_util.hpp"
+#include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/cpu/auto_select.hpp"
 #include "kernels/cpu/plan_timing.hpp"
@@ -108,6 +110,43 @@ TEST_CASE("cpu.auto: a choice is remembered per machine, threads, accuracy mode 
   const auto remeasured = plan_auto(p, options);
   CHECK_FALSE(has(remeasured->explain(), "remembered"));
   CHECK(has(plan_auto(p, options)->explain(), "remembered"));
+}
+
+TEST_CASE("cpu.auto_int8: a layer's choice is remembered beside cpu.auto's and reused; a line it cannot use is measured again") {
+  const test::fs::path file = test::scratch() / "auto-cache-int8" / "cpu-auto.tsv";
+  test::fs::remove_all(file.parent_path());
+  const cpu::AutoOptions options{.cache_file = file.string(), .machine = "test machine"};
+  const ConvProblem p = parse_problem("mb2ic8ih10oc16oh10kh3ph1");
+  const Int8ConvData data = make_int8_conv_data(p, 5);
+  const auto plan_int8_auto = [&] {
+    cpu::set_auto_options(options);
+    auto planned = find_int8_kernel("cpu.auto_int8")->plan(p, data.weights(), Epilogue{});
+    cpu::set_auto_options({});
+    return planned;
+  };
+  const auto first = plan_int8_auto();
+  CHECK_FALSE(has(first->explain(), "remembered"));
+  const std::string text = test::slurp(file);
+  const bool split = cpu_int8_seven_bit_path() && data.input_q.zero_point < 128;  // measured on both inputs
+  const std::string key = "test machine\t" + std::to_string(omp_get_max_threads()) + "\tdefault\tint8 " + to_string(p) +
+                          (split ? " (split at 128)" : "") + "\tnone\t";
+  CHECK(has(text, key + first->chosen_kernel() + "\t"));
+  const auto second = plan_int8_auto();
+  CHECK(second->chosen_kernel() == first->chosen_kernel());
+  CHECK(has(second->explain(), "(remembered in " + file.string() + ")"));
+  CHECK(test::lines(test::slurp(file)) == test::lines(text));  // nothing measured, nothing added
+  CHECK_FALSE(has(plan_auto(p, options)->explain(), "remembered"));  // FP32's choice is not int8's
+
+  // A kernel that cannot run the layer (cpu.22 is depthwise), or two plans where inputs are not
+  // measured apart, are measured again; a pair where they are is planned as remembered.
+  test::fs::remove(file);
+  std::ofstream(file) << key << "cpu.22_int8_depthwise\tx\n";
+  CHECK_FALSE(has(plan_int8_auto()->explain(), "remembered"));
+  test::fs::remove(file);
+  std::ofstream(file) << key << "cpu.21_int8_direct_madd / cpu.24_int8_direct_rows\tx\n";
+  const auto pair = plan_int8_auto();
+  CHECK(has(pair->explain(), "remembered") == split);
+  if (split) CHECK(pair->chosen_kernel() == "cpu.21_int8_direct_madd / cpu.24_int8_direct_rows");
 }
 
 TEST_CASE("cpu.auto: a cache that cannot be written costs a warning, not the run") {

@@ -19,7 +19,8 @@ std::mutex options_mutex;
 AutoOptions options;
 
 constexpr std::string_view kHeader =
-    "# convlab: the kernels cpu.auto chose, by measuring, on this machine, and the threads of its whole forwards. "
+    "# convlab: the kernels cpu.auto and cpu.auto_int8 chose, by measuring, on this machine, and the threads of its "
+    "whole forwards. "
     "Delete this file (or a line) to measure again.\n"
     "# machine\tthreads\taccuracy\tproblem (or forward)\tactivation\tkernel (or threads)\texplanation\n";
 
@@ -37,6 +38,11 @@ std::vector<std::string> key_fields(const AutoOptions& o, int threads, const std
 }
 std::vector<std::string> key_fields(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e) {
   return key_fields(o, threads, to_string(p), std::string(to_string(e.activation)));
+}
+std::vector<std::string> int8_key_fields(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e,
+                                         bool split_at_128) {
+  return key_fields(o, threads, fmt::format("int8 {}{}", to_string(p), split_at_128 ? " (split at 128)" : ""),
+                    std::string(to_string(e.activation)));
 }
 constexpr std::string_view kNoActivation = "-";
 
@@ -96,6 +102,14 @@ std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const
 }
 void remember_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e, const AutoChoice& choice) {
   append_choice(o, key_fields(o, threads, p, e), choice);
+}
+std::optional<AutoChoice> cached_int8_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e,
+                                             bool split_at_128) {
+  return find_choice(o, int8_key_fields(o, threads, p, e, split_at_128));
+}
+void remember_int8_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e, bool split_at_128,
+                          const AutoChoice& choice) {
+  append_choice(o, int8_key_fields(o, threads, p, e, split_at_128), choice);
 }
 std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const std::string& what) {
   return find_choice(o, key_fields(o, threads, what, std::string(kNoActivation)));

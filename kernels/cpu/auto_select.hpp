@@ -35,6 +35,12 @@ struct AutoChoice {
 std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e);
 // Appends a choice. A file that cannot be written is reported once on stderr, and the run goes on.
 void remember_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e, const AutoChoice& choice);
+// cpu.auto_int8's choice for a layer: keyed as a layer's, its problem named "int8 <problem>", with
+// " (split at 128)" where it measures inputs under 128 apart (cpu.auto_int8.cpp).
+std::optional<AutoChoice> cached_int8_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e,
+                                             bool split_at_128);
+void remember_int8_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e, bool split_at_128,
+                          const AutoChoice& choice);
 // The same for a choice that is not one layer's: `what` names it in the problem's place (cpu.auto's
 // threads for a network's whole forward, bench/harness/forward_threads.hpp), "-" as activation.
 std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const std::string& what);

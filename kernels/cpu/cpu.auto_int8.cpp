@@ -13,9 +13,12 @@
 // see: it measures twice, on full-range bytes and on bytes under 128, and keeps both choices where
 // they differ, run() checking each input as the kernels do (--explain shows both measurements).
 // Unlike FP32's, the choice never changes the outputs: every candidate gives the oracle's bytes.
-// Not remembered across runs (int8 plans are few and quick to time). --explain prints each layer's
-// choice, its margin and every candidate's median.
+// Remembered across runs in cpu.auto's file (auto_select.hpp; a resnet8 --fresh-process child spent
+// 60 of its 80 ms measuring). --explain prints each layer's choice, its margin and every candidate's
+// median.
 // Run: build/convlab run --model resnet8 --precision int8 --kernel cpu.auto --batch 1,32 --per-layer
+#include <omp.h>
+
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -24,6 +27,7 @@
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
+#include "kernels/cpu/auto_select.hpp"
 #include "kernels/cpu/int8_simd.hpp"
 #include "kernels/cpu/plan_timing.hpp"
 
@@ -99,15 +103,50 @@ std::string auto_int8_unsupported(const ConvProblem& p) {
   return "no other int8 CPU kernel of ours supports it";
 }
 
+namespace {
+
+// The choice remembered for this layer (auto_select.hpp), planned; null when there is none, or it
+// names a kernel that cannot run the layer (then it is measured again).
+std::unique_ptr<PlannedInt8Conv> plan_remembered(const AutoOptions& options, int threads, const ConvProblem& p,
+                                                 const Int8ConvWeights& w, Epilogue e, bool split_at_128) {
+  const auto cached = cached_int8_choice(options, threads, p, e, split_at_128);
+  if (!cached) return nullptr;
+  std::vector<const Int8KernelInfo*> kernels;  // one, or the one for inputs under 128 and the other
+  for (std::size_t start = 0;;) {
+    const std::size_t slash = cached->kernel.find(" / ", start);
+    const Int8KernelInfo* k = find_int8_kernel(cached->kernel.substr(start, slash - start));
+    if (k == nullptr || !is_candidate(*k, p)) return nullptr;
+    kernels.push_back(k);
+    if (slash == std::string::npos) break;
+    start = slash + 3;
+  }
+  const std::string why = fmt::format("{} (remembered in {})", cached->explanation, options.cache_file);
+  if (kernels.size() == 1) return std::make_unique<AutoInt8Conv>(kernels[0]->plan(p, w, e), kernels[0]->id, why);
+  if (kernels.size() != 2 || !split_at_128) return nullptr;
+  return std::make_unique<AutoInt8Conv>(kernels[0]->plan(p, w, e), kernels[1]->plan(p, w, e), cached->kernel, why,
+                                        p.input_elems(), static_cast<std::uint8_t>(w.input.zero_point));
+}
+
+}  // namespace
+
 std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {
   p.validate();
   check_int8_weights(p, w);
+  // Where the kernels run a faster path on inputs under 128 (int8_simd.hpp), the fastest kernel
+  // can differ between such inputs and the others: a second measurement on them, and a plan each.
+  const auto zero_point = static_cast<std::uint8_t>(w.input.zero_point);
+  const bool split_at_128 = int8::kSevenBitPath && zero_point < 128;
+  const AutoOptions& options = auto_options();
+  const int threads = omp_get_max_threads();
+  if (auto remembered = plan_remembered(options, threads, p, w, e, split_at_128)) return remembered;
   std::vector<const Int8KernelInfo*> infos;
   std::vector<std::unique_ptr<PlannedInt8Conv>> plans;
   for (const Int8KernelInfo& k : all_int8_kernels())
     if (is_candidate(k, p)) infos.push_back(&k), plans.push_back(k.plan(p, w, e));
   if (plans.empty()) throw InputError(fmt::format("cpu.auto_int8: {}: {}", to_string(p), auto_int8_unsupported(p)));
-  if (plans.size() == 1) return std::make_unique<AutoInt8Conv>(std::move(plans[0]), infos[0]->id, fmt::format("chose {} (the only candidate)", infos[0]->id));
+  if (plans.size() == 1)
+    return std::make_unique<AutoInt8Conv>(std::move(plans[0]), infos[0]->id,
+                                          fmt::format("chose {} (the only candidate)", infos[0]->id));
   std::vector<const PlannedInt8Conv*> views;
   for (const auto& plan : plans) views.push_back(plan.get());
   TimingBuffers<PlannedInt8Conv> buffers(p, views);
@@ -123,17 +162,25 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
   };
   std::string full_why;
   const std::size_t full = choose(full_why);
-  // Where the kernels run a faster path on inputs under 128 (int8_simd.hpp), the fastest kernel
-  // can differ between such inputs and the others: a second measurement on them, and a plan each.
-  const auto zero_point = static_cast<std::uint8_t>(w.input.zero_point);
-  if (!int8::kSevenBitPath || zero_point >= 128) return std::make_unique<AutoInt8Conv>(std::move(plans[full]), infos[full]->id, std::move(full_why));
-  buffers.set_input_levels(128);
-  std::string seven_why;
-  const std::size_t seven = choose(seven_why);
-  const std::string why = fmt::format("inputs under 128: {}; other inputs: {}", seven_why, full_why);
-  if (seven == full) return std::make_unique<AutoInt8Conv>(std::move(plans[full]), infos[full]->id, why);
-  const std::string id = fmt::format("{} / {}", infos[seven]->id, infos[full]->id);
-  return std::make_unique<AutoInt8Conv>(std::move(plans[seven]), std::move(plans[full]), id, why, p.input_elems(), zero_point);
+  std::unique_ptr<PlannedInt8Conv> chosen;
+  AutoChoice choice{std::string(infos[full]->id), full_why};
+  if (!split_at_128) {
+    chosen = std::make_unique<AutoInt8Conv>(std::move(plans[full]), infos[full]->id, full_why);
+  } else {
+    buffers.set_input_levels(128);
+    std::string seven_why;
+    const std::size_t seven = choose(seven_why);
+    choice.explanation = fmt::format("inputs under 128: {}; other inputs: {}", seven_why, full_why);
+    if (seven == full) {
+      chosen = std::make_unique<AutoInt8Conv>(std::move(plans[full]), infos[full]->id, choice.explanation);
+    } else {
+      choice.kernel = fmt::format("{} / {}", infos[seven]->id, infos[full]->id);
+      chosen = std::make_unique<AutoInt8Conv>(std::move(plans[seven]), std::move(plans[full]), choice.kernel,
+                                              choice.explanation, p.input_elems(), zero_point);
+    }
+  }
+  remember_int8_choice(options, threads, p, e, split_at_128, choice);
+  return chosen;
 }
 
 }  // namespace convlab::cpu
