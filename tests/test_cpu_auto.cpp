@@ -149,6 +149,33 @@ TEST_CASE("cpu.auto_int8: a layer's choice is remembered beside cpu.auto's and r
   if (split) CHECK(pair->chosen_kernel() == "cpu.21_int8_direct_madd / cpu.24_int8_direct_rows");
 }
 
+TEST_CASE("cpu.auto: the file is read once a process, then only what another process appended or replaced") {
+  const test::fs::path file = test::scratch() / "auto-cache-appended" / "cpu-auto.tsv";
+  test::fs::remove_all(file.parent_path());
+  const cpu::AutoOptions options{.cache_file = file.string(), .machine = "test machine"};
+  const ConvProblem p = parse_problem("mb2ic8ih10oc16oh10kh3ph1"), q = parse_problem("mb2ic8ih12oc16oh12kh3ph1");
+  const std::string threads = std::to_string(omp_get_max_threads());
+  const auto line = [&](const ConvProblem& problem, const char* kernel) {
+    return "test machine\t" + threads + "\tdefault\t" + to_string(problem) + "\tnone\t" + kernel + "\tby hand\n";
+  };
+  const std::string measured = plan_auto(p, options)->chosen_kernel();  // measured, and the file read
+  std::ofstream(file, std::ios::app) << line(q, "cpu.08_direct_rows");  // another process's line
+  const auto appended = plan_auto(q, options);
+  CHECK(appended->chosen_kernel() == "cpu.08_direct_rows");
+  CHECK(has(appended->explain(), "by hand (remembered in"));
+  // Half a line (its writer not done) waits; once whole, it counts, the last line of a key winning.
+  std::ofstream(file, std::ios::app) << line(q, "cpu.02_direct_xsimd").substr(0, 40);
+  CHECK(plan_auto(q, options)->chosen_kernel() == "cpu.08_direct_rows");
+  std::ofstream(file, std::ios::app) << line(q, "cpu.02_direct_xsimd").substr(40);
+  CHECK(plan_auto(q, options)->chosen_kernel() == "cpu.02_direct_xsimd");
+  // A file replaced by a longer one is read from its start, not from where the old one ended.
+  const char* other = measured == "cpu.08_direct_rows" ? "cpu.02_direct_xsimd" : "cpu.08_direct_rows";
+  const std::string old_text = test::slurp(file);
+  test::fs::remove(file);
+  std::ofstream(file) << line(p, other) << std::string(old_text.size(), '#') << '\n';
+  CHECK(plan_auto(p, options)->chosen_kernel() == other);
+}
+
 TEST_CASE("cpu.auto: a cache that cannot be written costs a warning, not the run") {
   // A regular file where the cache's folder should be: the folder cannot be created.
   const test::fs::path blocker = test::scratch() / "not-a-folder";
