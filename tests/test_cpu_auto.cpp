@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -174,6 +175,37 @@ TEST_CASE("cpu.auto: the file is read once a process, then only what another pro
   test::fs::remove(file);
   std::ofstream(file) << line(p, other) << std::string(old_text.size(), '#') << '\n';
   CHECK(plan_auto(p, options)->chosen_kernel() == other);
+}
+
+TEST_CASE("cpu.02: the register tile plan measured is remembered in cpu.auto's file and reused") {
+  const test::fs::path file = test::scratch() / "auto-cache-tile" / "cpu-auto.tsv";
+  test::fs::remove_all(file.parent_path());
+  const cpu::AutoOptions options{.cache_file = file.string(), .machine = "test machine"};
+  const ConvProblem p = parse_problem("mb1ic32ih16oc64oh16kh3ph1");  // 9.4 MFLOP, 4 blocks of K
+  const auto plan_direct = [&] {
+    cpu::set_auto_options(options);
+    const auto w = test::random_values(p.weight_elems(), 3);
+    auto planned = find_kernel("cpu.02_direct_xsimd")->plan(p, ConvWeights{w, {}}, Epilogue{});
+    cpu::set_auto_options({});
+    return planned;
+  };
+  const auto first = plan_direct();
+  if (!has(first->explain(), "interleaved rounds")) {
+    std::printf("SKIPPED: one register tile for this ISA: nothing measured, nothing to remember\n");
+    return;
+  }
+  const std::string key = "test machine\t" + std::to_string(omp_get_max_threads()) + "\tdefault\tcpu.02 register tile " +
+                          to_string(p) + " none\t-\t";
+  const std::string text = test::slurp(file);
+  CHECK(has(text, key));
+  const auto second = plan_direct();
+  CHECK(second->explain() == first->explain() + " (remembered in " + file.string() + ")");
+  CHECK(test::lines(test::slurp(file)) == test::lines(text));
+  // A tile this ISA does not have is measured again.
+  test::fs::remove(file);
+  std::ofstream(file) << key << "9 reordered\tx\n";
+  CHECK_FALSE(has(plan_direct()->explain(), "remembered"));
+  CHECK(has(plan_direct()->explain(), "remembered"));  // and the new measurement is
 }
 
 TEST_CASE("cpu.auto: a cache that cannot be written costs a warning, not the run") {

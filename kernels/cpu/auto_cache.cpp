@@ -20,10 +20,9 @@ std::mutex options_mutex;
 AutoOptions options;
 
 constexpr std::string_view kHeader =
-    "# convlab: the kernels cpu.auto and cpu.auto_int8 chose, by measuring, on this machine, and the threads of its "
-    "whole forwards. "
-    "Delete this file (or a line) to measure again.\n"
-    "# machine\tthreads\taccuracy\tproblem (or forward)\tactivation\tkernel (or threads)\texplanation\n";
+    "# convlab: what cpu.auto and cpu.auto_int8 chose by measuring on this machine (kernels, the threads of whole "
+    "forwards, cpu.02's register tiles). Delete this file (or a line) to measure again.\n"
+    "# machine\tthreads\taccuracy\tproblem (or what was chosen)\tactivation\tkernel (or the choice)\texplanation\n";
 
 // A field may hold no tab or newline (the machine string comes from /proc/cpuinfo).
 std::string field(std::string text) {

@@ -41,8 +41,9 @@ std::optional<AutoChoice> cached_int8_choice(const AutoOptions& o, int threads, 
                                              bool split_at_128);
 void remember_int8_choice(const AutoOptions& o, int threads, const ConvProblem& p, Epilogue e, bool split_at_128,
                           const AutoChoice& choice);
-// The same for a choice that is not one layer's: `what` names it in the problem's place (cpu.auto's
-// threads for a network's whole forward, bench/harness/forward_threads.hpp), "-" as activation.
+// The same for a choice that is not one layer's kernel: `what` names it in the problem's place
+// (cpu.auto's threads for a network's whole forward, bench/harness/forward_threads.hpp; cpu.02's
+// register tile for a layer), "-" as activation.
 std::optional<AutoChoice> cached_choice(const AutoOptions& o, int threads, const std::string& what);
 void remember_choice(const AutoOptions& o, int threads, const std::string& what, const AutoChoice& choice);
 

@@ -32,6 +32,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/auto_select.hpp"
 #include "kernels/cpu/direct_xsimd.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/microkernel.hpp"
@@ -407,7 +408,8 @@ constexpr std::int64_t kPlanImagesPerThread = 4;
 // median. Three cold rounds were too few: with a 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers
 // at batch 1, one busy spell in plan chose 4 x 7 in one run of two (mb1ic960ih7oc320oh7kh1: 0.144
 // ms, not 0.096). The choice changes the speed only: each output is the same sum in the same order
-// whatever the tile and the input's layout.
+// whatever the tile and the input's layout. It is remembered in cpu.auto's file (auto_select.hpp),
+// so a second run, or a --fresh-process child, plans without the 10-20 ms a layer of timing.
 std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const ConvWeights& w, Epilogue e,
                                                    int threads) {
   struct Choice {
@@ -423,6 +425,18 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
   const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, kPlanImagesPerThread * threads));
   if (choices.size() == 1 || sample.flops() < kTileChoiceMinFlops * static_cast<double>(sample.n))
     return std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[0].per_tile, p.k <= kInPlaceMaxOutputs);
+  const AutoOptions& options = auto_options();
+  const std::string what = fmt::format("cpu.02 register tile {} {}", to_string(p), to_string(e.activation));
+  const auto remembered_as = [](const Choice& c) {
+    return fmt::format("{} {}", c.per_tile, c.in_place ? "in-place" : "reordered");
+  };
+  if (const auto cached = cached_choice(options, threads, what))
+    for (const Choice& c : choices)
+      if (remembered_as(c) == cached->kernel) {
+        auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, c.per_tile, c.in_place);
+        chosen->set_explanation(fmt::format("{} (remembered in {})", cached->explanation, options.cache_file));
+        return chosen;
+      }
   std::vector<std::unique_ptr<DirectXsimdConv>> plans;
   std::vector<const PlannedConv*> views;
   for (const Choice& c : choices) {
@@ -438,8 +452,10 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
     timings += fmt::format("{}{} {:.3f} ms{}", i == 0 ? "" : ", ", plans[i]->name(), t.median[i], t.dropped[i] ? " (dropped)" : "");
   }
   auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[best].per_tile, choices[best].in_place);
-  chosen->set_explanation(fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {})",
-                                      plans[best]->name(), t.rounds, sample.n, t.spent_ms, timings));
+  const std::string why = fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {})",
+                                      plans[best]->name(), t.rounds, sample.n, t.spent_ms, timings);
+  remember_choice(options, threads, what, {remembered_as(choices[best]), why});
+  chosen->set_explanation(why);
   return chosen;
 }
 
