@@ -1,5 +1,5 @@
-// What the measuring commands share (`convlab`, `run`, `sweep`, `policy`): their options, the ModelBenchConfig
-// they make, the header they print and the files and exit code they end with.
+// What the measuring commands share (`convlab`, `run`, `sweep`, `policy`): their options, the
+// ModelBenchConfig they make, the header they print and the files and exit code they end with.
 #pragma once
 
 #include <cstdint>
