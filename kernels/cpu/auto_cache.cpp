@@ -114,12 +114,9 @@ void read_new_lines(ReadCache& c) {
 std::optional<AutoChoice> find_choice(const AutoOptions& o, const std::vector<std::string>& key) {
   if (o.cache_file.empty()) return std::nullopt;
   const std::lock_guard lock(read_mutex);
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::file_size(o.cache_file, ec);
-  if (ec) return std::nullopt;
-  if (read_cache.path != o.cache_file || read_cache.machine != key[0] || size < read_cache.parsed)
+  if (read_cache.path != o.cache_file || read_cache.machine != key[0])
     read_cache = ReadCache{.path = o.cache_file, .machine = key[0]};
-  read_new_lines(read_cache);
+  read_new_lines(read_cache);  // a missing, shorter or replaced file fails its tail check: read anew
   const auto found = read_cache.choices.find(joined(key));
   if (found == read_cache.choices.end()) return std::nullopt;
   return found->second;
