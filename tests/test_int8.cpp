@@ -528,6 +528,9 @@ TEST_CASE("cli: sweep, policy and --fresh-process take int8 rows as run does") {
   CHECK(o.out.find(" --precision int8 --calibration 4 --trials 200") != std::string::npos);
   test::check_usage_error("policy --model lenet5 --rate 2 --slo-p99-ms 20 --precision fp32,int8",
                           "--precision: a policy serves one precision (fp32 or int8), not 'fp32,int8'");
+  test::check_usage_error("policy --model lenet5 --rate 2 --slo-p99-ms 20 --kernel "
+                          "cpu.02_direct_xsimd,cpu.08_direct_rows",
+                          "--kernel: a policy serves one kernel, not 2 (cpu.02_direct_xsimd,cpu.08_direct_rows)");
   test::check_usage_error("policy --model lenet5 --rate 2 --slo-p99-ms 20 --precision int8 --from " + sweep.string(),
                           "--precision: applies to measuring now; from a file, choose its int8 rows by --kernel");
   // --fresh-process: each new process loads the interchange file and runs the int8 forward.
