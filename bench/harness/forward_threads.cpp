@@ -56,8 +56,10 @@ PlannedForwardOf<Plan> choose_threads(bool chooses, const std::string& what, Mak
     const cpu::InterleavedTiming t =
         cpu::time_interleaved(2, [&](std::size_t i) { return i == 0 ? forward_ms(*chosen.plan, all) : forward_ms(*one, 1); });
     if (!t.dropped[1] && (t.dropped[0] || t.median[1] < t.median[0])) chosen.plan = std::move(one), chosen.threads = 1;
-    chosen.why = fmt::format("chose {}: {:.3f} ms on 1 thread, {:.3f} ms on {} (medians of {} interleaved rounds, {:.0f} ms timing)",
-                             threads_name(chosen.threads), t.median[1], t.median[0], threads_name(all), t.rounds, t.spent_ms);
+    chosen.why = fmt::format("chose {}: {:.3f} ms on 1 thread, {:.3f} ms on {} (medians of {} interleaved rounds, {:.0f} ms timing{})",
+                             threads_name(chosen.threads), t.median[1], t.median[0], threads_name(all), t.rounds, t.spent_ms,
+                             cpu::remembered_note(t));
+    if (!t.settled) return chosen;
   }
   cpu::remember_choice(options, all, what, {threads_name(chosen.threads), chosen.why});
   return chosen;

@@ -452,9 +452,9 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
     timings += fmt::format("{}{} {:.3f} ms{}", i == 0 ? "" : ", ", plans[i]->name(), t.median[i], t.dropped[i] ? " (dropped)" : "");
   }
   auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[best].per_tile, choices[best].in_place);
-  const std::string why = fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {})",
-                                      plans[best]->name(), t.rounds, sample.n, t.spent_ms, timings);
-  remember_choice(options, threads, what, {remembered_as(choices[best]), why});
+  const std::string why = fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {}){}",
+                                      plans[best]->name(), t.rounds, sample.n, t.spent_ms, timings, remembered_note(t));
+  if (t.settled) remember_choice(options, threads, what, {remembered_as(choices[best]), why});
   chosen->set_explanation(why);
   return chosen;
 }

@@ -8,8 +8,9 @@
 // Why: no kernel wins everywhere (direct on wide 3x3 layers, Winograd on some stride-1 ones, the
 // depthwise and pointwise kernels on theirs), and the winner moves with the CPU, the batch and
 // the threads: measuring here beats any fixed rule, and plan is outside the timed region.
-// Robust on a noisy machine: at least 5 rounds and 20 ms of timing, more for a close call
-// (plan_timing.hpp, time_interleaved, shared with cpu.auto_int8).
+// Robust on a noisy machine: at least 5 rounds and 20 ms of timing, more for a close call or a
+// lead the fastest runs contradict (plan_timing.hpp, time_interleaved, shared with cpu.auto_int8);
+// a choice they still contradict is not remembered.
 // Cost: that measuring, reported in --explain with the medians and the margin. The choice is
 // remembered per (machine, build, threads, problem) in a file (auto_select.hpp), so the next run
 // plans without measuring. Not deterministic: two measurements can choose differently.
@@ -63,6 +64,8 @@ struct Measurement {
   int rounds = 0;
   double spent_ms = 0;
   const KernelInfo* exact = nullptr;  // whose output the others' differences are from
+  const char* note = "";              // remembered_note: why a choice is not remembered
+  bool settled = true;
 };
 
 // Times the candidates interleaved (plan_timing.hpp) until the leader is clear, or the budget is
@@ -87,17 +90,16 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
   for (std::size_t i = 0; i < candidates.size(); ++i)
     candidates[i].ms = t.ms[i], candidates[i].median = t.median[i], candidates[i].dropped = t.dropped[i];
   std::ranges::stable_sort(candidates, {}, &Candidate::median);
-  return {t.rounds, t.spent_ms, exact};
+  return {t.rounds, t.spent_ms, exact, remembered_note(t), t.settled};
 }
 
-std::string explain_measurement(const std::vector<Candidate>& c, const KernelInfo* exact, int rounds, double spent_ms,
-                                bool strict) {
+std::string explain_measurement(const std::vector<Candidate>& c, const Measurement& m, bool strict) {
   std::string s = fmt::format("chose {}", c[0].info->id);
   if (c.size() == 1) return s + " (the only candidate" + (strict ? " with strict accuracy)" : ")");
-  s += fmt::format(", {:.1f}% ahead of {} (medians of {} interleaved rounds, {:.0f} ms timing{})",
-                   100 * (c[1].median / c[0].median - 1), c[1].info->id, rounds, spent_ms,
-                   strict ? "; strict accuracy" : "");
-  if (exact != nullptr) s += fmt::format("; outputs' normalised difference from {}'s", exact->id);
+  s += fmt::format(", {:.1f}% ahead of {} (medians of {} interleaved rounds, {:.0f} ms timing{}{})",
+                   100 * (c[1].median / c[0].median - 1), c[1].info->id, m.rounds, m.spent_ms,
+                   strict ? "; strict accuracy" : "", m.note);
+  if (m.exact != nullptr) s += fmt::format("; outputs' normalised difference from {}'s", m.exact->id);
   for (std::size_t i = 0; i < c.size(); ++i) {
     s += fmt::format("{} {} {:.3f} ms", i == 0 ? ":" : ";", c[i].info->id, c[i].median);
     if (c[i].dropped) s += fmt::format(", dropped after {} rounds", c[i].ms.size());
@@ -156,9 +158,8 @@ std::unique_ptr<PlannedConv> auto_select_plan(const ConvProblem& p, const ConvWe
                                  options.strict_accuracy ? "no CPU kernel of ours with strict accuracy supports it"
                                                          : auto_select_unsupported(p)));
   const Measurement m = candidates.size() > 1 ? measure(candidates, p) : Measurement{};
-  AutoChoice choice{std::string(candidates[0].info->id),
-                    explain_measurement(candidates, m.exact, m.rounds, m.spent_ms, options.strict_accuracy)};
-  if (candidates.size() > 1) remember_choice(options, threads, p, e, choice);
+  AutoChoice choice{std::string(candidates[0].info->id), explain_measurement(candidates, m, options.strict_accuracy)};
+  if (candidates.size() > 1 && m.settled) remember_choice(options, threads, p, e, choice);
   return std::make_unique<AutoConv>(std::move(candidates[0].planned), candidates[0].info->id,
                                     std::move(choice.explanation));
 }

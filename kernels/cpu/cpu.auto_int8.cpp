@@ -84,9 +84,9 @@ std::string explain_choice(const std::vector<const Int8KernelInfo*>& infos, cons
   std::vector<std::size_t> order(infos.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::ranges::stable_sort(order, {}, [&](std::size_t i) { return std::pair{bool(t.dropped[i]), t.median[i]}; });
-  std::string s = fmt::format("chose {}, {:.1f}% ahead of {} (medians of {} interleaved rounds, {:.0f} ms timing)",
+  std::string s = fmt::format("chose {}, {:.1f}% ahead of {} (medians of {} interleaved rounds, {:.0f} ms timing{})",
                               infos[order[0]]->id, 100 * (t.median[order[1]] / t.median[order[0]] - 1), infos[order[1]]->id,
-                              t.rounds, t.spent_ms);
+                              t.rounds, t.spent_ms, remembered_note(t));
   for (std::size_t j = 0; j < order.size(); ++j) {
     const std::size_t i = order[j];
     s += fmt::format("{} {} {:.3f} ms", j == 0 ? ":" : ";", infos[i]->id, t.median[i]);
@@ -150,6 +150,7 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
   std::vector<const PlannedInt8Conv*> views;
   for (const auto& plan : plans) views.push_back(plan.get());
   TimingBuffers<PlannedInt8Conv> buffers(p, views);
+  bool settled = true;  // every measurement's choice (time_interleaved): else none is remembered
   const auto choose = [&](std::string& explanation) {
     const auto time_ms = [&](std::size_t i) { return buffers.time_ms(*plans[i]); };
     for (std::size_t i = 0; i < plans.size(); ++i) time_ms(i);  // untimed: caches, pages, the thread pool
@@ -158,6 +159,7 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
     for (std::size_t i = 1; i < plans.size(); ++i)
       if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
     explanation = explain_choice(infos, t);
+    settled = settled && t.settled;
     return best;
   };
   std::string full_why;
@@ -179,7 +181,7 @@ std::unique_ptr<PlannedInt8Conv> auto_int8_plan(const ConvProblem& p, const Int8
                                               choice.explanation, p.input_elems(), zero_point);
     }
   }
-  remember_int8_choice(options, threads, p, e, split_at_128, choice);
+  if (settled) remember_int8_choice(options, threads, p, e, split_at_128, choice);
   return chosen;
 }
 

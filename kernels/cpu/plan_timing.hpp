@@ -94,13 +94,29 @@ inline double median_of(std::vector<double> v) {
 // and workspace in cache, as it runs in a network, not after the other candidates' (timed cold,
 // Winograd F(2x2) lost 17% against the direct kernel on an 8x8 layer, where warm it wins by as
 // much). spent_ms counts both runs: the cost.
+// A lead the fastest runs contradict is not clear either: where the median leader's fastest run
+// is 5% behind another candidate's fastest, and that candidate's median 5% behind the leader's,
+// bursts of another guest's work fell on that candidate's runs more than on the others' (another
+// process's work only ever adds time): more rounds, up to the budget. cpu.02's tiles for resnet18's
+// layer4.0.conv1 at batch 8 (Zen 5) beside a script busy in 5-60 ms bursts: the medians alone chose
+// 4 x 7 or 3 x 9 over 2 x 14 in 5 plans of 24, by "clear" leads; with this rule 1 of 24 (no fastest
+// run 5% ahead of its). Unloaded, 2 x 14 in 12 of 12. One such choice had stayed in cpu.auto's file
+// here and cost 6-12% in every later run.
+// A choice still contradicted when the budget is spent is not `settled`: the callers use it, and
+// do not remember it (remembered_note).
 struct InterleavedTiming {
   std::vector<std::vector<double>> ms;  // per candidate, its timed runs
   std::vector<double> median;
   std::vector<bool> dropped;
   int rounds = 0;
   double spent_ms = 0;
+  bool settled = true;  // no candidate's fastest run contradicts the median leader (above)
 };
+
+// What an explanation adds for a choice made on contradicted timings, which is not remembered.
+inline const char* remembered_note(const InterleavedTiming& t) {
+  return t.settled ? "" : "; not remembered: the fastest runs contradict the medians (another process's bursts)";
+}
 
 // Times candidates 0..n-1 with `time_ms(i)` (one run of candidate i, in ms) until the leader is
 // clear or the budget is spent.
@@ -130,13 +146,19 @@ InterleavedTiming time_interleaved(std::size_t n, TimeOne time_ms) {
       for (std::size_t i = 0; i < n; ++i)
         t.dropped[i] = t.dropped[i] || std::ranges::min(t.ms[i]) > kDropBehind * leader;
     if (t.rounds < kMinRounds || (t.spent_ms < kMinMeasuringMs && t.rounds < kRoundCap)) continue;
-    double runner_up = INFINITY;
+    double runner_up = INFINITY, leader_fastest = INFINITY;
     std::size_t active = 0;
     for (std::size_t i = 0; i < n; ++i) {
       active += !t.dropped[i];
       if (!t.dropped[i] && t.median[i] > leader) runner_up = std::min(runner_up, t.median[i]);
+      if (!t.dropped[i] && t.median[i] == leader) leader_fastest = std::ranges::min(t.ms[i]);
     }
-    const bool clear = active == 1 || runner_up >= (1 + kCloseCall) * leader;
+    t.settled = true;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!t.dropped[i] && t.median[i] >= (1 + kCloseCall) * leader &&
+          (1 + kCloseCall) * std::ranges::min(t.ms[i]) <= leader_fastest)
+        t.settled = false;
+    const bool clear = t.settled && (active == 1 || runner_up >= (1 + kCloseCall) * leader);
     if (clear || t.rounds >= kMaxRounds || t.spent_ms >= kCloseCallBudgetMs) return t;
   }
 }
