@@ -513,10 +513,12 @@ TEST_CASE("cli: sweep, policy and --fresh-process take int8 rows as run does") {
   int int8_rows = 0;
   for (const auto& r : doc["results"]) {
     CHECK(r["status"] == "ok");
+    CHECK(r.contains("quantization_options") == (r["precision"] == "int8"));
     if (r["precision"] != "int8") continue;
     ++int8_rows;
     CHECK(r["kernel"] == "cpu.24_int8_direct_rows");
     CHECK(r["quantization"]["source"] == "min/max calibration on 4 seeded inputs");
+    CHECK(r["quantization_options"] == "--calibration 4");  // what quantises the same way again
   }
   CHECK(int8_rows == 4);
   // policy: one precision; int8 measures cpu.auto_int8, and the check command says how it was quantised.
@@ -533,6 +535,12 @@ TEST_CASE("cli: sweep, policy and --fresh-process take int8 rows as run does") {
                           "--kernel: a policy serves one kernel, not 2 (cpu.02_direct_xsimd,cpu.08_direct_rows)");
   test::check_usage_error("policy --model lenet5 --rate 2 --slo-p99-ms 20 --precision int8 --from " + sweep.string(),
                           "--precision: applies to measuring now; from a file, choose its int8 rows by --kernel");
+  // From the file, the check command quantises as the file's int8 rows were.
+  o = test::run_convlab("policy --model lenet5 --kernel cpu.24_int8_direct_rows --rate 2 --slo-p99-ms 2000 "
+                        "--requests 2000 --from " + sweep.string());
+  REQUIRE_MESSAGE(o.code == 0, o.err);
+  CHECK(o.out.find("--kernel cpu.24_int8_direct_rows --batch ") != std::string::npos);
+  CHECK(o.out.find(" --precision int8 --calibration 4") != std::string::npos);
   // --fresh-process: each new process loads the interchange file and runs the int8 forward.
   const fs::path fresh = test::scratch() / "fresh-int8.json";
   o = test::run_convlab("run --model mobilenet-tiny --precision int8 --kernel cpu.24_int8_direct_rows --quantized " +
@@ -540,6 +548,8 @@ TEST_CASE("cli: sweep, policy and --fresh-process take int8 rows as run does") {
                         "--fresh-process 2 --warmup 0 --trials 2 --eval-inputs 4 --json " + fresh.string());
   REQUIRE_MESSAGE(o.code == 0, o.err);
   const auto fresh_doc = nlohmann::json::parse(test::slurp(fresh));
+  CHECK(fresh_doc["results"][0]["quantization_options"] ==
+        "--quantized " + std::string(CONVLAB_TEST_DATA) + "/mobilenet-tiny/int8/quantized.safetensors");
   const auto& f = fresh_doc["results"][0]["fresh_process"];
   CHECK(f["runs"] == 2);
   REQUIRE(f["samples_ms"].size() == 2);

@@ -130,25 +130,15 @@ CLI::App* add_policy_options(CLI::App& app, PolicyOptions& o) {
   return cmd;
 }
 
-// The options that made an int8 run's quantisation, where they are not the defaults.
-std::string quantization_options(const RunOptions& o) {
-  if (!o.quantized.empty()) return " --quantized " + o.quantized;
-  const RunOptions defaults;
-  std::string out;
-  if (o.calibration != defaults.calibration) out += fmt::format(" --calibration {}", o.calibration);
-  if (o.observer != defaults.observer) out += " --observer " + o.observer;
-  if (o.reduce_range) out += " --reduce-range";
-  return out;
-}
-
 // The run that checks a recommendation, with every setting that shaped the service times: the
-// kernel, the thread count and the mode of the rows they came from (a 2-thread check of a
-// 1-thread measurement measures something else).
+// kernel, the thread count, the int8 rows' quantisation (a file's rows name theirs) and the mode
+// of the rows they came from (a 2-thread check of a 1-thread measurement measures something else).
 std::string check_command(const Result& row, const PolicyOptions& o, std::int64_t batch) {
   std::string command = fmt::format("convlab run --model {} --backend {} --kernel {} --batch {}", o.run.model,
                                     row.backend, row.kernel, batch);
   if (row.threads > 0) command += fmt::format(" --threads {}", row.threads);
-  if (row.precision == Precision::int8) command += " --precision int8" + quantization_options(o.run);
+  if (row.precision == Precision::int8)
+    command += " --precision int8" + (row.quantization_options.empty() ? "" : " " + row.quantization_options);
   if (row.mode == "end-to-end")
     command += std::string(" --end-to-end") + (row.images.rfind("generated", 0) == 0 ? "" : " --images DIR");
   return command + " --trials 200";

@@ -9,6 +9,7 @@
 #include "bench/harness/interrupt.hpp"
 #include "bench/analysis/mistrust.hpp"
 #include "bench/check/oracle.hpp"
+#include "bench/harness/int8_model_bench.hpp"
 #include "kernels/common/error.hpp"
 #include "models/gpu_int8_network.hpp"
 #include "models/gpu_network.hpp"
@@ -134,7 +135,8 @@ std::vector<Result> measure_gpu_int8(const ModelBenchConfig& config, const Quant
   const Network& net = q.network();
   const Result base{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
                     .precision = Precision::int8, .batch = batch, .threads = 1, .protocol = config.protocol,
-                    .method = config.method, .flops_per_item = net.flops_per_item()};
+                    .method = config.method, .flops_per_item = net.flops_per_item(),
+                    .quantization_options = fmt::format("{}", fmt::join(quantization_arguments(config), " "))};
   std::vector<Result> rows;
   rt.reset_peak();
   try {

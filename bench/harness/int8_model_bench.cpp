@@ -38,6 +38,17 @@ QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network&
                           config.observer, quant_max);
 }
 
+std::vector<std::string> quantization_arguments(const ModelBenchConfig& config) {
+  if (!config.quantized.empty()) return {"--quantized", config.quantized};
+  const ModelBenchConfig defaults;
+  std::vector<std::string> args;
+  if (config.calibration_inputs != defaults.calibration_inputs)
+    args.insert(args.end(), {"--calibration", std::to_string(config.calibration_inputs)});
+  if (config.observer == Observer::histogram) args.insert(args.end(), {"--observer", "histogram"});
+  if (config.reduce_range) args.emplace_back("--reduce-range");
+  return args;
+}
+
 QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, const QuantizedNetwork& q) {
   return measure_quantization_effect(q, seeded_inputs(q.network(), config.eval_inputs, config.seed, kEvaluationStream),
                                      "cpu.20_int8_reference");

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench/harness/clock.hpp"
 #include "bench/harness/device.hpp"
@@ -18,6 +19,12 @@ namespace convlab {
 // else calibration by config.observer on config.calibration_inputs seeded inputs (apart from the
 // timed input and the evaluation set).
 QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network& net);
+
+// The run options that make quantize_for_run's quantisation again, the defaults left out:
+// {"--quantized", FILE}, or --calibration N, --observer histogram, --reduce-range. A --fresh-process
+// child is started with them, and an int8 row names them (Result::quantization_options) for the
+// commands that repeat its run (`policy`'s check).
+std::vector<std::string> quantization_arguments(const ModelBenchConfig& config);
 
 // The prediction change `run` reports: on config.eval_inputs seeded inputs, apart from the
 // calibration set and the timed input.

@@ -65,10 +65,12 @@ void measure_forward(const ModelBenchConfig& config, const Network& net, std::sp
 
 Result model_row(const ModelBenchConfig& config, const Network& net, const std::string& kernel, std::int64_t batch) {
   const bool int8 = find_int8_kernel(kernel) != nullptr;
-  return Result{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = kernel,
-                .precision = int8 ? Precision::int8 : Precision::fp32, .batch = batch, .threads = omp_get_max_threads(),
-                .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item(),
-                .peak_gflops = int8 ? config.peak_int8_gops : config.peak_gflops};
+  Result r{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = kernel,
+           .precision = int8 ? Precision::int8 : Precision::fp32, .batch = batch, .threads = omp_get_max_threads(),
+           .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item(),
+           .peak_gflops = int8 ? config.peak_int8_gops : config.peak_gflops};
+  if (int8) r.quantization_options = fmt::format("{}", fmt::join(quantization_arguments(config), " "));
+  return r;
 }
 
 namespace {

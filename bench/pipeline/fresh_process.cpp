@@ -77,10 +77,8 @@ FreshProcesses measure_fresh_processes(const ModelBenchConfig& config, const std
                                      "--threads", std::to_string(omp_get_max_threads())};
     if (!config.weights.empty()) args.insert(args.end(), {"--weights", config.weights});
     if (find_int8_kernel(kernel) != nullptr) {
-      if (!config.quantized.empty()) args.insert(args.end(), {"--quantized", config.quantized});
-      args.insert(args.end(), {"--calibration", std::to_string(config.calibration_inputs), "--observer",
-                               config.observer == Observer::histogram ? "histogram" : "minmax"});
-      if (config.reduce_range) args.emplace_back("--reduce-range");
+      const std::vector<std::string> quantization = quantization_arguments(config);
+      args.insert(args.end(), quantization.begin(), quantization.end());
     }
     args.insert(args.end(), {"--since-ns", std::to_string(clock.now_ns())});
     std::istringstream in(run_self(args));

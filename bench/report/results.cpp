@@ -134,6 +134,7 @@ nlohmann::json to_json(const Result& r) {
   if (r.peak_gflops > 0) j["percent_of_peak"] = r.percent_of_peak();
   if (!r.choices.empty()) j["kernel_choices"] = r.choices;
   if (r.quantization) j["quantization"] = to_json(*r.quantization);
+  if (r.precision == Precision::int8 && !r.model.empty()) j["quantization_options"] = r.quantization_options;
   if (r.layout_ms) j["layout_change_ms"] = *r.layout_ms;
   if (r.accuracy)
     j["error_vs_reference"] = {{"max_abs", r.accuracy->max_abs},   {"max_rel", r.accuracy->max_rel},

@@ -85,6 +85,9 @@ struct Result {
   std::string images;                  // end-to-end rows: where the images came from
   std::optional<FreshProcesses> fresh;  // with --fresh-process N
   std::optional<QuantizationEffect> quantization;  // int8 network rows: the prediction change against FP32
+  // int8 network rows: the run options that quantise the network as this row's run did
+  // (quantization_arguments, e.g. "--quantized q.safetensors"; empty: convlab's default calibration)
+  std::string quantization_options;
 
   double gflops() const { return flops_per_item * static_cast<double>(batch) / (latency.p50 * 1e6); }
   double percent_of_peak() const { return peak_gflops > 0 ? 100.0 * gflops() / peak_gflops : 0.0; }

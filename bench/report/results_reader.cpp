@@ -87,6 +87,7 @@ Result parse_row(const Reader& rd, const json& row, double peak_gflops) {
     r.precision = Precision::int8;
   else if (precision != "fp32")
     rd.fail(fmt::format("precision '{}' is not fp32 or int8", precision));
+  r.quantization_options = rd.text_or(row, "quantization_options", "");
   r.batch = rd.integer(row, "batch", 1);
   if (row.contains("threads")) r.threads = static_cast<int>(rd.integer(row, "threads", 0));
   r.status = parse_status(rd, rd.text(row, "status"));
