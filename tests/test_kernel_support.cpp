@@ -15,6 +15,7 @@
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/cpu/direct_xsimd.hpp"
+#include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/microkernel.hpp"
 #include "bench/commands/cli_args.hpp"
 
@@ -242,4 +243,32 @@ TEST_CASE("cpu.03/04: small images grouped per thread, a short last group includ
     }
   }
   omp_set_num_threads(threads);
+}
+
+TEST_CASE("layout: copies of large batches of short rows ask for their lines ahead, and give the bytes of one image") {
+  // 12 images of 16 x 56 x 56 (2.4 MB): the input copies ask for their NCHW lines rows ahead
+  // (prefetch_input_rows); one image (150 KB) stays in cache, and rows of 112 floats the hardware
+  // prefetchers follow, so neither does. Each output is the same sum either way: image by image,
+  // the bytes must match those of the image run alone.
+  const ConvProblem p = parse_problem("mb12ic16ih56oc16oh56kh3ph1"), dw = parse_problem("g16mb12ic16ih56oc16oh56kh3ph1");
+  CHECK(cpu::prefetch_input_rows(p, 16));
+  CHECK(cpu::prefetch_input_rows(dw, 16));
+  CHECK_FALSE(cpu::prefetch_input_rows(p.with_batch(1), 16));
+  CHECK_FALSE(cpu::prefetch_input_rows(parse_problem("mb12ic16ih112oc16oh112kh3ph1"), 16));
+  CHECK_FALSE(cpu::prefetch_input_rows(parse_problem("mb64ic8ih56oc16oh56kh3ph1"), 16));  // no full block of 16
+  for (const auto& [id, problem] : {std::pair{"cpu.02_direct_xsimd", p}, std::pair{"cpu.04_winograd_f4x3", p},
+                                    std::pair{"cpu.05_depthwise_xsimd", dw}}) {
+    CAPTURE(id);
+    const auto in = test::random_values(problem.input_elems(), 1);
+    const auto w = test::random_values(problem.weight_elems(), 2);
+    const auto b = test::random_values(problem.k, 3);
+    const auto all = test::run_kernel(kernel(id), problem, in, w, b, Activation::relu);
+    const ConvProblem one = problem.with_batch(1);
+    for (const std::int64_t n : {0, 11}) {
+      CAPTURE(n);
+      const std::vector<float> image(in.begin() + n * one.input_elems(), in.begin() + (n + 1) * one.input_elems());
+      const auto alone = test::run_kernel(kernel(id), one, image, w, b, Activation::relu);
+      CHECK(std::equal(alone.begin(), alone.end(), all.begin() + n * one.output_elems()));
+    }
+  }
 }

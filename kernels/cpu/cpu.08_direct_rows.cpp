@@ -232,7 +232,11 @@ class DirectRowsConv final : public PlannedConv {
   // 0.82x -> 0.95-1.02x oneDNN (Zen 3, three runs each); at batch 1 within the noise. Not
   // prefetch_output_row (microkernel.hpp): with it (one more prefetch per channel) 0.84x, and with
   // a loop over the tile's aligned lines (the same lines as here) 0.81x; not understood.
-  void prefetch_tile_output(const float* out, std::int64_t y0, std::int64_t first, std::int64_t channels,
+  // Inlined always: GCC 12 counts a function of prefetches alone as free of side effects and drops
+  // its calls, which it did here in the Zen 5 builds until 2026-12-07 (no prefetch in the object).
+  // Emitted, on that Zen 5 VM it moved nothing beyond the noise (the first layers and two 32 x 32
+  // layers, batch 1 and 32, four alternating rounds: 0.648 -> 0.659 of oneDNN's time, geometric mean).
+  [[gnu::always_inline]] void prefetch_tile_output(const float* out, std::int64_t y0, std::int64_t first, std::int64_t channels,
                             std::int64_t k_begin) const {
     const float* at = out + (y0 + first / g_.vectors_per_row) * g_.out_w + first % g_.vectors_per_row * kBlock;
     for (std::int64_t k = k_begin; k < k_begin + channels; ++k) {

@@ -104,6 +104,7 @@ struct PaddedBlockedImage {
   // More zeros below and to the right: asymmetric padding, and kernels whose last tile reads past
   // the padding.
   std::int64_t extra_h = 0, extra_w = 0;
+  bool prefetch_rows = false;  // the copy asks for its input lines rows ahead (prefetch_input_rows)
 
   std::int64_t channel_blocks() const { return (channels + block - 1) / block; }
   std::int64_t padded_height() const { return height + 2 * pad_h + extra_h; }
@@ -113,10 +114,27 @@ struct PaddedBlockedImage {
   std::int64_t elems() const { return channel_blocks() * block_stride(); }
 };
 
+// Whether the copy of p's input images into blocks of `block` channels asks for each block's NCHW
+// lines a few rows ahead (nchw_to_padded_nchwc_row). The copy reads `block` channel planes at once,
+// a short run of each per row; on a Zen 5 VM the hardware prefetchers did not follow runs of at
+// most 4 lines (rows of 56 floats and less): with the lines asked for, cpu.05 at batch 32 took
+// 0.64-0.76x the time on mobilenet-v2's 56 x 56, 28 x 28 and 14 x 14 depthwise layers, cpu.02 and
+// cpu.04 0.93-0.96x on resnet18's 56 x 56 layer (its copies alone 1.4-2.0 -> 0.6-0.7 ms). Runs of
+// 7 lines (112 floats) they did follow: 1.06x with. And an input that stays in cache from one
+// forward to the next (a batch's under 2 MiB; in a network, at batch 1, the layer before has just
+// written it) only pays the prefetches: 1.02-1.10x on lab-cnn's and resnet8's layers and on the
+// depthwise layers at batch 1. Medians of six alternating rounds each (bench/RESULTS.md).
+inline bool prefetch_input_rows(const ConvProblem& p, std::int64_t block) {
+  constexpr std::int64_t kMaxRunBytes = 256, kCachedInputBytes = 2 << 20;
+  const auto bytes = static_cast<std::int64_t>(sizeof(float));
+  return p.c >= block && p.w * bytes <= kMaxRunBytes && p.input_elems() * bytes > kCachedInputBytes;
+}
+
 // The padded NCHWc copy of a convolution's input image: every tap of every output pixel inside it.
 inline PaddedBlockedImage padded_input_image(const ConvProblem& p, std::int64_t block) {
   return {.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = block,
-          .extra_h = p.padded_h() - p.h - 2 * p.pad_h, .extra_w = p.padded_w() - p.w - 2 * p.pad_w};
+          .extra_h = p.padded_h() - p.h - 2 * p.pad_h, .extra_w = p.padded_w() - p.w - 2 * p.pad_w,
+          .prefetch_rows = prefetch_input_rows(p, block)};
 }
 
 // Weights packed once in plan for kernels that load `block` outputs' weights as one aligned vector:

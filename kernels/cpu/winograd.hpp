@@ -83,7 +83,8 @@ class WinogradConv final : public PlannedConv {
         c_pad_(round_up(p.c)), k_pad_(round_up(p.k)),
         image_{.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = kBlock,
                .extra_h = p.padded_h() - p.h - 2 * p.pad_h + tiles_h_ * m - p.out_h(),
-               .extra_w = p.padded_w() - p.w - 2 * p.pad_w + tiles_w_ * m - p.out_w()},
+               .extra_w = p.padded_w() - p.w - 2 * p.pad_w + tiles_w_ * m - p.out_w(),
+               .prefetch_rows = prefetch_input_rows(p, kBlock)},
         k_groups_(k_pad_ / kBlock, kMaxKBlocks),
         u_(aligned_floats(static_cast<std::size_t>(a * a * c_pad_ * k_pad_))),
         bias_(aligned_floats(static_cast<std::size_t>(k_pad_))) {
