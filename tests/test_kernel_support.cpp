@@ -256,8 +256,10 @@ TEST_CASE("layout: copies of large batches of short rows ask for their lines ahe
   CHECK_FALSE(cpu::prefetch_input_rows(p.with_batch(1), 16));
   CHECK_FALSE(cpu::prefetch_input_rows(parse_problem("mb12ic16ih112oc16oh112kh3ph1"), 16));
   CHECK_FALSE(cpu::prefetch_input_rows(parse_problem("mb64ic8ih56oc16oh56kh3ph1"), 16));  // no full block of 16
-  for (const auto& [id, problem] : {std::pair{"cpu.02_direct_xsimd", p}, std::pair{"cpu.04_winograd_f4x3", p},
-                                    std::pair{"cpu.05_depthwise_xsimd", dw}}) {
+  for (const auto& run : {std::pair{"cpu.02_direct_xsimd", p}, std::pair{"cpu.04_winograd_f4x3", p},
+                          std::pair{"cpu.05_depthwise_xsimd", dw}}) {
+    const char* id = run.first;  // not a structured binding: clang 14 cannot capture one (CAPTURE)
+    const ConvProblem& problem = run.second;
     CAPTURE(id);
     const auto in = test::random_values(problem.input_elems(), 1);
     const auto w = test::random_values(problem.weight_elems(), 2);

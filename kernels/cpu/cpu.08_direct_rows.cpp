@@ -236,8 +236,8 @@ class DirectRowsConv final : public PlannedConv {
   // its calls, which it did here in the Zen 5 builds until 2026-12-07 (no prefetch in the object).
   // Emitted, on that Zen 5 VM it moved nothing beyond the noise (the first layers and two 32 x 32
   // layers, batch 1 and 32, four alternating rounds: 0.648 -> 0.659 of oneDNN's time, geometric mean).
-  [[gnu::always_inline]] void prefetch_tile_output(const float* out, std::int64_t y0, std::int64_t first, std::int64_t channels,
-                            std::int64_t k_begin) const {
+  [[gnu::always_inline]] void prefetch_tile_output(const float* out, std::int64_t y0, std::int64_t first,
+                                                   std::int64_t channels, std::int64_t k_begin) const {
     const float* at = out + (y0 + first / g_.vectors_per_row) * g_.out_w + first % g_.vectors_per_row * kBlock;
     for (std::int64_t k = k_begin; k < k_begin + channels; ++k) {
       const float* plane = at + k * g_.out_plane;

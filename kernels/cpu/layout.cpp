@@ -72,7 +72,8 @@ constexpr std::int64_t kPrefetchRows = 2;
 
 // Asks for input row y's lines in channels [c0, c1) (nothing outside the image). Inlined: GCC 12
 // counts a function of prefetches alone as free of side effects, and drops its calls.
-[[gnu::always_inline]] inline void prefetch_rows(const float* nchw, const PaddedBlockedImage& image, std::int64_t c0, std::int64_t c1, std::int64_t y) {
+[[gnu::always_inline]] inline void prefetch_rows(const float* nchw, const PaddedBlockedImage& image, std::int64_t c0,
+                                                 std::int64_t c1, std::int64_t y) {
   if (y < 0 || y >= image.height) return;
   constexpr std::int64_t kLineFloats = 64 / sizeof(float);
   const std::int64_t plane = image.height * image.width;

@@ -215,8 +215,8 @@ inline bool prefetch_output_pays(const ConvProblem& p) {
 // pixels into each of its `channels` NCHW planes: without this, the first write to each line
 // waits for a read-for-ownership miss, and a tile's 64 such stores fill the store buffer and
 // stall the FMAs. Inlined always: GCC 12 drops the calls of a function of prefetches alone.
-[[gnu::always_inline]] inline void prefetch_output_row(const float* row, std::int64_t channels, std::int64_t channel_stride,
-                                std::int64_t width) {
+[[gnu::always_inline]] inline void prefetch_output_row(const float* row, std::int64_t channels,
+                                                       std::int64_t channel_stride, std::int64_t width) {
   constexpr std::int64_t kLine = 64 / sizeof(float);
   for (std::int64_t c = 0; c < channels; ++c) {
     const float* plane_row = row + c * channel_stride;
