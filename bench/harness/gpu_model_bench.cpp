@@ -136,7 +136,7 @@ std::vector<Result> measure_gpu_int8(const ModelBenchConfig& config, const Quant
   const Result base{.model = config.model, .backend = std::string(to_string(config.backend)), .kernel = id,
                     .precision = Precision::int8, .batch = batch, .threads = 1, .protocol = config.protocol,
                     .method = config.method, .flops_per_item = net.flops_per_item(),
-                    .quantization_options = fmt::format("{}", fmt::join(quantization_arguments(config), " "))};
+                    .quantization_options = quantization_options(config)};
   std::vector<Result> rows;
   rt.reset_peak();
   try {

@@ -49,6 +49,10 @@ std::vector<std::string> quantization_arguments(const ModelBenchConfig& config) 
   return args;
 }
 
+std::string quantization_options(const ModelBenchConfig& config) {
+  return fmt::format("{}", fmt::join(quantization_arguments(config), " "));
+}
+
 QuantizationEffect quantization_effect_for_run(const ModelBenchConfig& config, const QuantizedNetwork& q) {
   return measure_quantization_effect(q, seeded_inputs(q.network(), config.eval_inputs, config.seed, kEvaluationStream),
                                      "cpu.20_int8_reference");

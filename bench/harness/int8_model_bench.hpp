@@ -25,6 +25,8 @@ QuantizedNetwork quantize_for_run(const ModelBenchConfig& config, const Network&
 // child is started with them, and an int8 row names them (Result::quantization_options) for the
 // commands that repeat its run (`policy`'s check).
 std::vector<std::string> quantization_arguments(const ModelBenchConfig& config);
+// The same as one string, space-separated: what an int8 row's quantization_options holds.
+std::string quantization_options(const ModelBenchConfig& config);
 
 // The prediction change `run` reports: on config.eval_inputs seeded inputs, apart from the
 // calibration set and the timed input.

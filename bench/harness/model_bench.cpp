@@ -69,7 +69,7 @@ Result model_row(const ModelBenchConfig& config, const Network& net, const std::
            .precision = int8 ? Precision::int8 : Precision::fp32, .batch = batch, .threads = omp_get_max_threads(),
            .protocol = config.protocol, .method = config.method, .flops_per_item = net.flops_per_item(),
            .peak_gflops = int8 ? config.peak_int8_gops : config.peak_gflops};
-  if (int8) r.quantization_options = fmt::format("{}", fmt::join(quantization_arguments(config), " "));
+  if (int8) r.quantization_options = quantization_options(config);
   return r;
 }
 

@@ -64,8 +64,7 @@ struct Measurement {
   int rounds = 0;
   double spent_ms = 0;
   const KernelInfo* exact = nullptr;  // whose output the others' differences are from
-  const char* note = "";              // remembered_note: why a choice is not remembered
-  bool settled = true;
+  bool settled = true;                // InterleavedTiming::settled: else the choice is not remembered
 };
 
 // Times the candidates interleaved (plan_timing.hpp) until the leader is clear, or the budget is
@@ -90,7 +89,7 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
   for (std::size_t i = 0; i < candidates.size(); ++i)
     candidates[i].ms = t.ms[i], candidates[i].median = t.median[i], candidates[i].dropped = t.dropped[i];
   std::ranges::stable_sort(candidates, {}, &Candidate::median);
-  return {t.rounds, t.spent_ms, exact, remembered_note(t), t.settled};
+  return {t.rounds, t.spent_ms, exact, t.settled};
 }
 
 std::string explain_measurement(const std::vector<Candidate>& c, const Measurement& m, bool strict) {
@@ -98,7 +97,7 @@ std::string explain_measurement(const std::vector<Candidate>& c, const Measureme
   if (c.size() == 1) return s + " (the only candidate" + (strict ? " with strict accuracy)" : ")");
   s += fmt::format(", {:.1f}% ahead of {} (medians of {} interleaved rounds, {:.0f} ms timing{}{})",
                    100 * (c[1].median / c[0].median - 1), c[1].info->id, m.rounds, m.spent_ms,
-                   strict ? "; strict accuracy" : "", m.note);
+                   strict ? "; strict accuracy" : "", remembered_note(m.settled));
   if (m.exact != nullptr) s += fmt::format("; outputs' normalised difference from {}'s", m.exact->id);
   for (std::size_t i = 0; i < c.size(); ++i) {
     s += fmt::format("{} {} {:.3f} ms", i == 0 ? ":" : ";", c[i].info->id, c[i].median);

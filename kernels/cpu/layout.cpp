@@ -69,20 +69,6 @@ namespace {
 // How many rows ahead a copy asks for its NCHW input lines, where it does (prefetch_input_rows):
 // 2, 4 and 8 measured the same (cpu.02 on mb32ic64ih56oc64oh56kh3ph1, Zen 5).
 constexpr std::int64_t kPrefetchRows = 2;
-
-// Asks for input row y's lines in channels [c0, c1) (nothing outside the image). Inlined: GCC 12
-// counts a function of prefetches alone as free of side effects, and drops its calls.
-[[gnu::always_inline]] inline void prefetch_rows(const float* nchw, const PaddedBlockedImage& image, std::int64_t c0,
-                                                 std::int64_t c1, std::int64_t y) {
-  if (y < 0 || y >= image.height) return;
-  constexpr std::int64_t kLineFloats = 64 / sizeof(float);
-  const std::int64_t plane = image.height * image.width;
-  for (std::int64_t c = c0; c < c1; ++c) {
-    const float* row = nchw + c * plane + y * image.width;
-    for (std::int64_t x = 0; x < image.width; x += kLineFloats) __builtin_prefetch(row + x, 0, 3);
-    __builtin_prefetch(row + image.width - 1, 0, 3);  // the last line, when the row starts mid-line
-  }
-}
 }  // namespace
 
 void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image, std::int64_t cb,
@@ -95,8 +81,9 @@ void nchw_to_padded_nchwc_row(const float* nchw, const PaddedBlockedImage& image
   const std::int64_t real = inside_rows ? std::clamp<std::int64_t>(image.channels - cb * blk, 0, blk) : 0;
   const float* in = nchw + cb * blk * plane + y * image.width;
   float* interior = out + image.pad_w * blk;
-  if (image.prefetch_rows && image.channels >= (cb + 1) * blk)  // a full block: `blk` streams
-    prefetch_rows(nchw, image, cb * blk, (cb + 1) * blk, y + kPrefetchRows);
+  if (const std::int64_t ahead = y + kPrefetchRows;  // a full block's `blk` planes, inside the image
+      image.prefetch_rows && image.channels >= (cb + 1) * blk && ahead >= 0 && ahead < image.height)
+    prefetch_lines<false>(in + kPrefetchRows * image.width, blk, plane, image.width);
   // A full block of real channels is one gather per pixel: lane cc reads channel cc's plane.
   if (real == blk && blk == Vec::size && (blk - 1) * plane <= std::numeric_limits<std::int32_t>::max()) {
     std::fill(out, interior, 0.0f);  // left and right borders only

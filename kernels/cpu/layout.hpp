@@ -130,6 +130,21 @@ inline bool prefetch_input_rows(const ConvProblem& p, std::int64_t block) {
   return p.c >= block && p.w * bytes <= kMaxRunBytes && p.input_elems() * bytes > kCachedInputBytes;
 }
 
+// Asks for the lines of `rows` rows of `width` floats, `stride` floats apart (one row of each of
+// several channel planes), to read or, kWrite, with intent to write (PREFETCHW where the ISA has
+// it). Inlined always: GCC 12 counts a function of prefetches alone as free of side effects and
+// drops its calls where it does not inline it (no prefetch instruction left in the object).
+template <bool kWrite>
+[[gnu::always_inline]] inline void prefetch_lines(const float* first, std::int64_t rows, std::int64_t stride,
+                                                  std::int64_t width) {
+  constexpr std::int64_t kLine = 64 / sizeof(float);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* row = first + r * stride;
+    for (std::int64_t x = 0; x < width; x += kLine) __builtin_prefetch(row + x, kWrite, 3);
+    __builtin_prefetch(row + width - 1, kWrite, 3);  // the last line, when the row starts mid-line
+  }
+}
+
 // The padded NCHWc copy of a convolution's input image: every tap of every output pixel inside it.
 inline PaddedBlockedImage padded_input_image(const ConvProblem& p, std::int64_t block) {
   return {.channels = p.c, .height = p.h, .width = p.w, .pad_h = p.pad_h, .pad_w = p.pad_w, .block = block,

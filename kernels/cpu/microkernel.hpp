@@ -214,15 +214,10 @@ inline bool prefetch_output_pays(const ConvProblem& p) {
 // (PREFETCHW where the ISA has it); callers ask one row ahead. Each tile's epilogue writes a few
 // pixels into each of its `channels` NCHW planes: without this, the first write to each line
 // waits for a read-for-ownership miss, and a tile's 64 such stores fill the store buffer and
-// stall the FMAs. Inlined always: GCC 12 drops the calls of a function of prefetches alone.
+// stall the FMAs.
 [[gnu::always_inline]] inline void prefetch_output_row(const float* row, std::int64_t channels,
                                                        std::int64_t channel_stride, std::int64_t width) {
-  constexpr std::int64_t kLine = 64 / sizeof(float);
-  for (std::int64_t c = 0; c < channels; ++c) {
-    const float* plane_row = row + c * channel_stride;
-    for (std::int64_t x = 0; x < width; x += kLine) __builtin_prefetch(plane_row + x, 1, 3);
-    __builtin_prefetch(plane_row + width - 1, 1, 3);  // the last line, when the row starts mid-line
-  }
+  prefetch_lines<true>(row, channels, channel_stride, width);
 }
 
 // activate() on a vector, with the same comparisons, so NaN passes through as it does there

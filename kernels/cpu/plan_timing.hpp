@@ -114,9 +114,10 @@ struct InterleavedTiming {
 };
 
 // What an explanation adds for a choice made on contradicted timings, which is not remembered.
-inline const char* remembered_note(const InterleavedTiming& t) {
-  return t.settled ? "" : "; not remembered: the fastest runs contradict the medians (another process's bursts)";
+inline const char* remembered_note(bool settled) {
+  return settled ? "" : "; not remembered: the fastest runs contradict the medians (another process's bursts)";
 }
+inline const char* remembered_note(const InterleavedTiming& t) { return remembered_note(t.settled); }
 
 // Times candidates 0..n-1 with `time_ms(i)` (one run of candidate i, in ms) until the leader is
 // clear or the budget is spent.
