@@ -100,6 +100,37 @@ bool not_remembered(const std::string& why, const test::fs::path& file, const st
   return true;
 }
 
+namespace {
+// A plan that records where it ran and writes its mark into the first output.
+struct RecordingPlan final : PlannedConv {
+  float mark;
+  mutable const float* input = nullptr;
+  mutable void* workspace = nullptr;
+  explicit RecordingPlan(float m) : mark(m) {}
+  std::size_t workspace_bytes() const override { return 64; }
+  std::size_t weight_bytes() const override { return 0; }
+  void run(const float* in, float* out, void* ws) const override {
+    input = in, workspace = ws;
+    out[0] = mark + in[1];  // the pattern's second input, -0.5
+  }
+};
+}  // namespace
+
+TEST_CASE("plan timing: each plan runs on its own input, output and workspace, as conv times kernels") {
+  // Shared buffers let a candidate find the data another had just read in cache (plan_timing.hpp).
+  const ConvProblem p = parse_problem("mb1ic4ih8oc4oh8kh3ph1");
+  const RecordingPlan a(1), b(2), stranger(3);
+  const cpu::PlanTimingBuffers buffers(p, {&a, &b});
+  CHECK(buffers.time_ms(a) >= 0);
+  CHECK(buffers.time_ms(b) >= 0);
+  CHECK(a.input != b.input);
+  CHECK(a.workspace != b.workspace);
+  CHECK(a.workspace != nullptr);
+  CHECK(buffers.output(a)[0] == 0.5f);
+  CHECK(buffers.output(b)[0] == 1.5f);
+  CHECK_THROWS_AS(buffers.time_ms(stranger), std::logic_error);
+}
+
 TEST_CASE("cpu.auto: considers every kernel of ours by default, and leaves Winograd F(4x4) out when strict") {
   const ConvProblem p = parse_problem("mb1ic16ih12oc16oh12kh3ph1");  // cpu.01-04 all support it
   const std::string all = plan_auto(p, {})->explain();

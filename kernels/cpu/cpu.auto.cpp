@@ -2,9 +2,10 @@
 //
 // What it changes: nothing in the arithmetic. Plan asks every other kernel of ours that supports
 // the layer (the oracle and the baselines excluded; with strict accuracy, Winograd F(4x4) too) to
-// plan the same problem and times them on the layer's real shape, interleaved: each round runs
-// every candidate once, in rotated order, so a busy spell of a shared machine falls on all of
-// them. It keeps the lowest median; run is the chosen kernel's run.
+// plan the same problem and times them on the layer's real shape, each on its own buffers (as
+// `conv` times kernels), interleaved: each round runs every candidate once, in rotated order, so a
+// busy spell of a shared machine falls on all of them. It keeps the lowest median; run is the
+// chosen kernel's run.
 // Why: no kernel wins everywhere (direct on wide 3x3 layers, Winograd on some stride-1 ones, the
 // depthwise and pointwise kernels on theirs), and the winner moves with the CPU, the batch and
 // the threads: measuring here beats any fixed rule, and plan is outside the timed region.
@@ -73,23 +74,23 @@ Measurement measure(std::vector<Candidate>& candidates, const ConvProblem& p) {
   std::vector<const PlannedConv*> plans;
   for (const Candidate& c : candidates) plans.push_back(c.planned.get());
   const PlanTimingBuffers buffers(p, plans);
-  auto reference = aligned_floats(static_cast<std::size_t>(p.output_elems()));
 
   // One untimed run each (caches, pages, the thread pool), which also gives each output's
-  // difference from the first kernel that only reorders the FP32 sum.
-  const KernelInfo* exact = nullptr;
+  // difference from the first kernel that only reorders the FP32 sum (its output stays in its
+  // own buffer: plan_timing.hpp).
+  const Candidate* exact = nullptr;
   for (Candidate& c : candidates) {
-    const bool is_reference = exact == nullptr && c.info->error_scale <= 1.0;
-    buffers.time_ms(*c.planned, is_reference ? reference.get() : nullptr);
-    if (is_reference) exact = c.info;
+    buffers.time_ms(*c.planned);
+    if (exact == nullptr && c.info->error_scale <= 1.0) exact = &c;
     else if (exact != nullptr)
-      c.difference = normalised_difference(buffers.output(), reference.get(), p.output_elems());
+      c.difference = normalised_difference(buffers.output(*c.planned), buffers.output(*exact->planned), p.output_elems());
   }
+  const KernelInfo* exact_info = exact != nullptr ? exact->info : nullptr;  // before the sort moves them
   const InterleavedTiming t = time_interleaved(candidates.size(), [&](std::size_t i) { return buffers.time_ms(*candidates[i].planned); });
   for (std::size_t i = 0; i < candidates.size(); ++i)
     candidates[i].ms = t.ms[i], candidates[i].median = t.median[i], candidates[i].dropped = t.dropped[i];
   std::ranges::stable_sort(candidates, {}, &Candidate::median);
-  return {t.rounds, t.spent_ms, exact, t.settled};
+  return {t.rounds, t.spent_ms, exact_info, t.settled};
 }
 
 std::string explain_measurement(const std::vector<Candidate>& c, const Measurement& m, bool strict) {

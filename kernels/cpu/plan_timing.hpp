@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -18,45 +19,67 @@
 
 namespace convlab::cpu {
 
-// An input (a fixed pattern: timing does not depend on the values, but for int8 kernels on whether
-// the bytes are under 128: set_input_levels), an output and a workspace
-// large enough for every kernel in `plans`, all planned for problem p. FP32 kernels read floats,
-// int8 kernels (PlannedInt8Conv) bytes.
+// For each of `plans`, all planned for problem p, its own input (a fixed pattern: timing does not
+// depend on the values, but for int8 kernels on whether the bytes are under 128:
+// set_input_levels), output and workspace. FP32 kernels read floats, int8 kernels
+// (PlannedInt8Conv) bytes.
+// Its own, as in `conv`'s timing (bench/harness/conv_bench.cpp) and in a network, where no other
+// kernel has just read a layer's input: shared buffers let each candidate find the data another
+// left in cache, which favours some over others. mobilenet-v2's strided depthwise layer at batch
+// 32 (14.4 MB of input, Zen 5 VM): timed on shared buffers cpu.05 ran 0.87-0.90 ms and cpu.07
+// 0.92-0.95, on their own 1.02-1.30 and 0.89-1.01; cpu.auto chose cpu.05 in 6 plans of 6 where
+// `conv --interleave` then measured cpu.07 1.2x faster.
 template <class Plan>
-struct TimingBuffers {
+class TimingBuffers {
+ public:
   using Value = std::conditional_t<std::is_same_v<Plan, PlannedInt8Conv>, std::uint8_t, float>;
-  std::unique_ptr<float[], detail::AlignedFree> input_storage, output_storage, workspace;  // aligned
 
-  TimingBuffers(const ConvProblem& p, const std::vector<const Plan*>& plans)
-      : input_storage(aligned_floats(floats_for(p.input_elems()))), output_storage(aligned_floats(floats_for(p.output_elems()))),
-        elems_(p.input_elems()) {
+  TimingBuffers(const ConvProblem& p, const std::vector<const Plan*>& plans) : elems_(p.input_elems()) {
+    for (const Plan* plan : plans)
+      own_.push_back({.plan = plan,
+                      .input = aligned_floats(floats_for(p.input_elems())),
+                      .output = aligned_floats(floats_for(p.output_elems())),
+                      .workspace = aligned_floats((plan->workspace_bytes() + sizeof(float) - 1) / sizeof(float))});
     if constexpr (std::is_same_v<Value, float>) {
-      for (std::int64_t i = 0; i < p.input_elems(); ++i) input()[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+      for (const Own& o : own_)
+        for (std::int64_t i = 0; i < elems_; ++i) o.input[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
     } else {
       set_input_levels(256);
     }
-    std::size_t bytes = 0;
-    for (const Plan* plan : plans) bytes = std::max(bytes, plan->workspace_bytes());
-    workspace = aligned_floats((bytes + sizeof(float) - 1) / sizeof(float));
   }
 
   // int8: input bytes over [0, levels), levels <= 256 (128: a seven-bit input, int8_simd.hpp).
   void set_input_levels(int levels) {
-    for (std::int64_t i = 0; i < elems_; ++i) input()[i] = static_cast<Value>(i * 37 % levels);
+    for (const Own& o : own_)
+      for (std::int64_t i = 0; i < elems_; ++i) values(o.input)[i] = static_cast<Value>(i * 37 % levels);
   }
 
-  Value* input() const { return reinterpret_cast<Value*>(input_storage.get()); }
-  Value* output() const { return reinterpret_cast<Value*>(output_storage.get()); }
+  // The output of `plan`'s last run.
+  const Value* output(const Plan& plan) const { return values(own(plan).output); }
 
-  // One run of `plan`, in milliseconds (into `out`, default the shared output).
-  double time_ms(const Plan& plan, Value* out = nullptr) const {
+  // One run of `plan` on its buffers, in milliseconds.
+  double time_ms(const Plan& plan) const {
+    const Own& o = own(plan);
     const auto start = std::chrono::steady_clock::now();
-    plan.run(input(), out != nullptr ? out : output(), workspace.get());
+    plan.run(values(o.input), values(o.output), o.workspace.get());
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
 
  private:
+  using Floats = std::unique_ptr<float[], detail::AlignedFree>;  // aligned
+  struct Own {
+    const Plan* plan;
+    Floats input, output, workspace;
+  };
+  std::vector<Own> own_;
   std::int64_t elems_;
+
+  const Own& own(const Plan& plan) const {
+    for (const Own& o : own_)
+      if (o.plan == &plan) return o;
+    throw std::logic_error("TimingBuffers: a plan it was not made for");
+  }
+  static Value* values(const Floats& f) { return reinterpret_cast<Value*>(f.get()); }
   static std::size_t floats_for(std::int64_t values) {
     return (static_cast<std::size_t>(values) * sizeof(Value) + sizeof(float) - 1) / sizeof(float);
   }
