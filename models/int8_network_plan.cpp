@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
+#include "kernels/common/timing_memory.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "models/observer.hpp"
 #include "models/quantized_network.hpp"
@@ -79,6 +80,7 @@ QuantizedNetwork::QuantizedNetwork(const Network& net, std::span<const float> ca
 
 Int8NetworkPlan::Int8NetworkPlan(const QuantizedNetwork& q, std::int64_t batch, const std::string& kernel_id)
     : q_(q), batch_(batch) {
+  const ReuseTimingMemory reuse;  // the layers' plan-time timing, one set of pages (timing_memory.hpp)
   const Int8KernelInfo* chosen = find_int8_kernel(kernel_id);
   if (chosen == nullptr) throw InputError(fmt::format("unknown int8 kernel '{}'", kernel_id));
   if (chosen->backend != Backend::cpu)

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernels/common/error.hpp"
+#include "kernels/common/timing_memory.hpp"
 #include "models/network.hpp"
 
 namespace convlab {
@@ -34,6 +35,7 @@ std::string unsupported_reason(const Network& net, const std::string& kernel_id)
 
 NetworkPlan::NetworkPlan(const Network& net, std::int64_t batch, const KernelSelection& kernels)
     : LayerWalk(net, batch) {
+  const ReuseTimingMemory reuse;  // the layers' plan-time timing, one set of pages (timing_memory.hpp)
   input_ = Tensor(batched(net.input_item()));
   memory_.activations_bytes += input_.bytes();
   std::size_t workspace = 0;

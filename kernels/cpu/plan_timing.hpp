@@ -16,6 +16,7 @@
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/common/timing_memory.hpp"
 
 namespace convlab::cpu {
 
@@ -37,9 +38,9 @@ class TimingBuffers {
   TimingBuffers(const ConvProblem& p, const std::vector<const Plan*>& plans) : elems_(p.input_elems()) {
     for (const Plan* plan : plans)
       own_.push_back({.plan = plan,
-                      .input = aligned_floats(floats_for(p.input_elems())),
-                      .output = aligned_floats(floats_for(p.output_elems())),
-                      .workspace = aligned_floats((plan->workspace_bytes() + sizeof(float) - 1) / sizeof(float))});
+                      .input = timing_floats(floats_for(p.input_elems())),
+                      .output = timing_floats(floats_for(p.output_elems())),
+                      .workspace = timing_floats((plan->workspace_bytes() + sizeof(float) - 1) / sizeof(float))});
     if constexpr (std::is_same_v<Value, float>) {
       for (const Own& o : own_)
         for (std::int64_t i = 0; i < elems_; ++i) o.input[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
@@ -66,10 +67,9 @@ class TimingBuffers {
   }
 
  private:
-  using Floats = std::unique_ptr<float[], detail::AlignedFree>;  // aligned
   struct Own {
     const Plan* plan;
-    Floats input, output, workspace;
+    TimingFloats input, output, workspace;  // reused from plan to plan in a network (timing_memory.hpp)
   };
   std::vector<Own> own_;
   std::int64_t elems_;
@@ -79,7 +79,7 @@ class TimingBuffers {
       if (o.plan == &plan) return o;
     throw std::logic_error("TimingBuffers: a plan it was not made for");
   }
-  static Value* values(const Floats& f) { return reinterpret_cast<Value*>(f.get()); }
+  static Value* values(const TimingFloats& f) { return reinterpret_cast<Value*>(f.get()); }
   static std::size_t floats_for(std::int64_t values) {
     return (static_cast<std::size_t>(values) * sizeof(Value) + sizeof(float) - 1) / sizeof(float);
   }
