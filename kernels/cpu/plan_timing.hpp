@@ -27,8 +27,8 @@ namespace convlab::cpu {
 // Its own, as in `conv`'s timing (bench/harness/conv_bench.cpp) and in a network, where no other
 // kernel has just read a layer's input: shared buffers let each candidate find the data another
 // left in cache, which favours some over others. mobilenet-v2's strided depthwise layer at batch
-// 32 (14.4 MB of input, Zen 5 VM): timed on shared buffers cpu.05 ran 0.87-0.90 ms and cpu.07
-// 0.92-0.95, on their own 1.02-1.30 and 0.89-1.01; cpu.auto chose cpu.05 in 6 plans of 6 where
+// 32 (14.4 MB of input, Zen 5 VM): timed on shared buffers cpu.05 ran 0.84-0.90 ms and cpu.07
+// 0.92-0.95, on their own 1.07-1.30 and 0.88-1.01; cpu.auto chose cpu.05 in 6 plans of 6 where
 // `conv --interleave` then measured cpu.07 1.2x faster.
 template <class Plan>
 class TimingBuffers {
