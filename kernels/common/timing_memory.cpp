@@ -1,10 +1,7 @@
 #include "kernels/common/timing_memory.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <limits>
-#include <new>
 
 #include "kernels/common/tensor.hpp"
 
@@ -12,11 +9,6 @@ namespace convlab {
 
 namespace {
 thread_local ReuseTimingMemory* active_pool = nullptr;
-
-std::size_t padded_bytes(std::size_t count) {
-  if (count > std::numeric_limits<std::size_t>::max() / sizeof(float) - Tensor::kAlignment) throw std::bad_alloc();
-  return (count * sizeof(float) + Tensor::kAlignment - 1) / Tensor::kAlignment * Tensor::kAlignment;
-}
 }  // namespace
 
 void TimingFree::operator()(float* p) const {
@@ -25,12 +17,11 @@ void TimingFree::operator()(float* p) const {
     pool->free_.push_back({p, capacity});
     return;
   }
-  std::free(p);
+  detail::AlignedFree{}(p);
 }
 
 TimingFloats timing_floats(std::size_t count) {
   count = std::max<std::size_t>(count, 1);
-  const std::size_t bytes = padded_bytes(count);
   ReuseTimingMemory* pool = active_pool;
   if (pool != nullptr) {
     auto& free = pool->free_;
@@ -40,14 +31,11 @@ TimingFloats timing_floats(std::size_t count) {
     if (best != free.end()) {
       const ReuseTimingMemory::Block block = *best;
       free.erase(best);
-      std::memset(block.data, 0, padded_bytes(block.capacity));
+      std::memset(block.data, 0, block.capacity * sizeof(float));
       return TimingFloats(block.data, {pool, block.capacity});
     }
   }
-  void* p = std::aligned_alloc(Tensor::kAlignment, bytes);
-  if (p == nullptr) throw std::bad_alloc();
-  std::memset(p, 0, bytes);  // every page touched now, as aligned_floats does
-  return TimingFloats(static_cast<float*>(p), {pool, count});
+  return TimingFloats(aligned_floats(count).release(), {pool, count});  // zeroed, every page touched
 }
 
 ReuseTimingMemory::ReuseTimingMemory() : active_(active_pool == nullptr) {
@@ -57,7 +45,7 @@ ReuseTimingMemory::ReuseTimingMemory() : active_(active_pool == nullptr) {
 ReuseTimingMemory::~ReuseTimingMemory() {
   if (!active_) return;
   active_pool = nullptr;
-  for (const Block& b : free_) std::free(b.data);
+  for (const Block& b : free_) detail::AlignedFree{}(b.data);
 }
 
 }  // namespace convlab
