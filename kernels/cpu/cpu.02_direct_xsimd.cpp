@@ -32,11 +32,10 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/kernel.hpp"
 #include "kernels/common/tensor.hpp"
-#include "kernels/cpu/auto_select.hpp"
 #include "kernels/cpu/direct_xsimd.hpp"
+#include "kernels/cpu/fastest_variant.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/microkernel.hpp"
-#include "kernels/cpu/plan_timing.hpp"
 
 namespace convlab::cpu {
 
@@ -242,11 +241,6 @@ TileGeometry nchw_tile_geometry(const ConvProblem& p) {
           .in_pixel = 1, .w_block_stride = p.c * kBlock, .in_channel = plane};
 }
 
-// Layers of fewer FLOPs per image than this (a few microseconds) take the first choice unmeasured:
-// the measurement (20 ms at least) would cost more than any difference could repay. It was 2e7,
-// which left ImageNet's 1 x 1 layers of 7 x 7 and 14 x 14 at batch 1 on 4 x 7, where 2 x 14 is 1.4x
-// faster on a Zen 5 VM (mb1ic960ih7oc160oh7kh1: 0.92x -> 1.41x oneDNN).
-constexpr double kTileChoiceMinFlops = 1e6;
 class DirectXsimdConv final : public PlannedConv {
  public:
   // tile_k_blocks: output-channel blocks per register tile (tile_choices); in_place: read the NCHW
@@ -305,7 +299,7 @@ class DirectXsimdConv final : public PlannedConv {
   }
   void set_explanation(std::string why) { explanation_ = std::move(why); }
   int tile_k_blocks() const { return k_groups_.size(0); }
-  // The plan's name in plan_fastest_tile's timings.
+  // The plan's name in the tile timings (fastest_variant.hpp).
   std::string name() const { return fmt::format("{} x {}{}", tile_k_blocks(), widest_, in_place_ ? " in place" : ""); }
 
   // The input's NCHW -> padded NCHWc reorder alone. The output's conversion back to NCHW is the
@@ -395,21 +389,9 @@ class DirectXsimdConv final : public PlannedConv {
   std::string explanation_;  // the tile's measurement, when plan measured
 };
 
-// The images per thread plan times the tiles on, where the batch has them. One (the first form)
-// hid what a batch does to a tile: on resnet18's layer4.0.conv1 (Zen 5, six alternating rounds
-// against oneDNN) 3 x 9 took 1.02x 2 x 14's time on 2 images, 1.03x on 4, 1.08x on 8 and 1.09x on
-// 32, and plan chose it in one run of three at batch 32 (0.89x oneDNN where 2 x 14 ran 0.99-1.01x).
-constexpr std::int64_t kPlanImagesPerThread = 4;
-
 // Plans p with each register tile of tile_choices, each read in place and from the reorder where
-// the layer allows both, times them on kPlanImagesPerThread images a thread (fewer where the
-// batch has fewer) with the autos' interleaved measurement (plan_timing.hpp: each timed run after
-// an untimed one, at least 5 rounds and 20 ms, close calls re-checked) and keeps the fastest
-// median. Three cold rounds were too few: with a 20-40% lead for 2 x 14 on ImageNet's 1 x 1 layers
-// at batch 1, one busy spell in plan chose 4 x 7 in one run of two (mb1ic960ih7oc320oh7kh1: 0.144
-// ms, not 0.096). The choice changes the speed only: each output is the same sum in the same order
-// whatever the tile and the input's layout. It is remembered in cpu.auto's file (auto_select.hpp),
-// so a second run, or a --fresh-process child, plans without the 10-20 ms a layer of timing.
+// the layer allows both, and keeps the fastest (fastest_variant.hpp). The choice changes the speed
+// only: each output is the same sum in the same order whatever the tile and the input's layout.
 std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const ConvWeights& w, Epilogue e,
                                                    int threads) {
   struct Choice {
@@ -422,41 +404,14 @@ std::unique_ptr<DirectXsimdConv> plan_fastest_tile(const ConvProblem& p, const C
     if (may_read_in_place) choices.push_back({per_tile, true});
     choices.push_back({per_tile, false});
   }
-  const ConvProblem sample = p.with_batch(std::min<std::int64_t>(p.n, kPlanImagesPerThread * threads));
-  if (choices.size() == 1 || sample.flops() < kTileChoiceMinFlops * static_cast<double>(sample.n))
+  if (!worth_measuring(choices.size(), p, threads))
     return std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[0].per_tile, p.k <= kInPlaceMaxOutputs);
-  const AutoOptions& options = auto_options();
-  const std::string what = fmt::format("cpu.02 register tile {} {}", to_string(p), to_string(e.activation));
-  const auto remembered_as = [](const Choice& c) {
-    return fmt::format("{} {}", c.per_tile, c.in_place ? "in-place" : "reordered");
-  };
-  if (const auto cached = cached_choice(options, threads, what))
-    for (const Choice& c : choices)
-      if (remembered_as(c) == cached->kernel) {
-        auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, c.per_tile, c.in_place);
-        chosen->set_explanation(fmt::format("{} (remembered in {})", cached->explanation, options.cache_file));
-        return chosen;
-      }
-  std::vector<std::unique_ptr<DirectXsimdConv>> plans;
-  std::vector<const PlannedConv*> views;
-  for (const Choice& c : choices) {
-    plans.push_back(std::make_unique<DirectXsimdConv>(sample, w, e, threads, c.per_tile, c.in_place));
-    views.push_back(plans.back().get());
-  }
-  const PlanTimingBuffers buffers(sample, views);
-  const InterleavedTiming t = time_interleaved(plans.size(), [&](std::size_t i) { return buffers.time_ms(*plans[i]); });
-  std::size_t best = 0;
-  std::string timings;
-  for (std::size_t i = 0; i < plans.size(); ++i) {
-    if (!t.dropped[i] && (t.dropped[best] || t.median[i] < t.median[best])) best = i;
-    timings += fmt::format("{}{} {:.3f} ms{}", i == 0 ? "" : ", ", plans[i]->name(), t.median[i], t.dropped[i] ? " (dropped)" : "");
-  }
-  auto chosen = std::make_unique<DirectXsimdConv>(p, w, e, threads, choices[best].per_tile, choices[best].in_place);
-  const std::string why = fmt::format("register tile {} (medians of {} interleaved rounds on {} image(s), {:.0f} ms: {}){}",
-                                      plans[best]->name(), t.rounds, sample.n, t.spent_ms, timings, remembered_note(t));
-  if (t.settled) remember_choice(options, threads, what, {remembered_as(choices[best]), why});
-  chosen->set_explanation(why);
-  return chosen;
+  return plan_fastest_variant(
+      p, choices, threads, fmt::format("cpu.02 register tile {} {}", to_string(p), to_string(e.activation)),
+      [&](const ConvProblem& q, const Choice& c) {
+        return std::make_unique<DirectXsimdConv>(q, w, e, threads, c.per_tile, c.in_place);
+      },
+      [](const Choice& c) { return fmt::format("{} {}", c.per_tile, c.in_place ? "in-place" : "reordered"); });
 }
 
 }  // namespace
