@@ -326,6 +326,29 @@ TEST_CASE("cpu.02: the register tile plan measured is remembered in cpu.auto's f
     CHECK(has(plan_direct()->explain(), "(remembered in"));  // and the new measurement is
 }
 
+TEST_CASE("cpu.23: the register tile plan measured is remembered in cpu.auto's file and reused") {
+  const test::fs::path file = test::scratch() / "auto-cache-int8-tile" / "cpu-auto.tsv";
+  test::fs::remove_all(file.parent_path());
+  const ConvProblem p = parse_problem("mb1ic32ih16oc64oh16kh3ph1");  // 9.4 MOP, 4 blocks of K (AVX-512)
+  const Int8ConvData data = make_int8_conv_data(p, 3);
+  const auto plan_vnni = [&] {
+    cpu::set_auto_options({.cache_file = file.string(), .machine = "test machine"});
+    auto planned = find_int8_kernel("cpu.23_int8_direct_vnni")->plan(p, data.weights(), Epilogue{});
+    cpu::set_auto_options({});
+    return planned;
+  };
+  const auto first = plan_vnni();
+  REQUIRE(has(first->explain(), "interleaved rounds"));  // every build has two tiles for 4 blocks or more
+  const std::string key = "test machine\t" + std::to_string(omp_get_max_threads()) +
+                          "\tdefault\tcpu.23 register tile " + to_string(p) + " none\t-\t";
+  if (not_remembered(first->explain(), file, key)) return;
+  const std::string text = test::slurp(file);
+  CHECK(has(text, key));
+  const auto second = plan_vnni();
+  CHECK(second->explain() == first->explain() + " (remembered in " + file.string() + ")");
+  CHECK(test::lines(test::slurp(file)) == test::lines(text));
+}
+
 TEST_CASE("cpu.auto: a cache that cannot be written costs a warning, not the run") {
   // A regular file where the cache's folder should be: the folder cannot be created.
   const test::fs::path blocker = test::scratch() / "not-a-folder";

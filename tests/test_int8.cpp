@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "bench/harness/int8_conv_data.hpp"
@@ -16,6 +17,7 @@
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
 #include "kernels/common/tensor.hpp"
+#include "kernels/cpu/int8_direct_vnni.hpp"
 #include "kernels/cpu/int8_simd.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "kernels/gpu/gpu_conv.hpp"
@@ -397,6 +399,56 @@ TEST_CASE("int8 kernels: cpu.26 runs linear layers only, and refuses others by n
   const ConvProblem dense = parse_problem("mb1ic8ih8oc8oh8kh3ph1");
   CHECK_THROWS_WITH_AS(linear.plan(dense, make_int8_conv_data(dense, 1).weights(), Epilogue{}),
                        doctest::Contains("cpu.26_int8_linear cannot run mb1ic8ih8oc8oh8kh3ph1"), InputError);
+}
+
+TEST_CASE("cpu.23: every register tile gives the oracle's bytes: K of one block to several groups, pixels past a tile") {
+  // Plan measures which tile is fastest, so a test cannot count on reaching each through it.
+  for (const char* descriptor : {"mb2ic20ih7oc16oh7kh3ph1", "mb1ic8ih9oc48oh9kh1", "mb2ic12ih7oc100oh7kh3ph1",
+                                 "mb1ic36ih15iw11oc70oh8ow6kh3sh2ph1"}) {
+    const ConvProblem p = parse_problem(descriptor);
+    for (const bool full_range : {false, true}) {
+      const Int8ConvData data = make_int8_conv_data(p, 5, full_range);
+      const std::vector<std::uint8_t> expected = run_int8(oracle(), p, data.weights(), data.input, Activation::relu);
+      for (const cpu::VnniTile tile : cpu::int8_direct_vnni_tiles()) {
+        CAPTURE(descriptor);
+        CAPTURE(tile.k_blocks);
+        CAPTURE(tile.pixels);
+        CAPTURE(full_range);
+        const auto planned = cpu::int8_direct_vnni_plan_as(p, data.weights(), Epilogue{Activation::relu}, tile);
+        std::vector<std::uint8_t> got(static_cast<std::size_t>(p.output_elems()), 0xA5);
+        const auto workspace = aligned_floats(planned->workspace_bytes() / sizeof(float) + 1);
+        planned->run(data.input.data(), got.data(), workspace.get());
+        CHECK(bytes_off(got, expected) == 0);
+      }
+    }
+  }
+  const ConvProblem p = parse_problem("mb1ic8ih8oc8oh8kh3ph1");
+  CHECK_THROWS_WITH_AS(cpu::int8_direct_vnni_plan_as(p, make_int8_conv_data(p, 1).weights(), Epilogue{}, {5, 5}),
+                       "cpu.23_int8_direct_vnni: no 5 x 5 register tile in this build", InputError);
+}
+
+TEST_CASE("cpu.23: on large layers plan times its register tiles and names the one it keeps; not on tiny layers") {
+  const Int8KernelInfo& vnni = *find_int8_kernel("cpu.23_int8_direct_vnni");
+  // 29 MOP per image, K of 8 blocks (AVX-512) or 16 (AVX2): several tiles of two block counts.
+  const ConvProblem p = parse_problem("mb1ic64ih14oc128oh14kh3ph1");
+  const Int8ConvData data = make_int8_conv_data(p, 3);
+  const auto planned = vnni.plan(p, data.weights(), Epilogue{});
+  const std::string why = planned->explain();
+  CAPTURE(why);
+  CHECK(why.starts_with("register tile "));
+  CHECK(why.find("interleaved rounds on 1 image(s)") != std::string::npos);
+  int named = 0;
+  for (const cpu::VnniTile tile : cpu::int8_direct_vnni_tiles())
+    named += why.find(fmt::format("{} x {} ", tile.k_blocks, tile.pixels)) != std::string::npos;
+  CHECK(named >= 2);
+  // Whichever tile won, the output is the oracle's (the test above checks every tile).
+  std::vector<std::uint8_t> got(static_cast<std::size_t>(p.output_elems()));
+  const auto workspace = aligned_floats(planned->workspace_bytes() / sizeof(float) + 1);
+  planned->run(data.input.data(), got.data(), workspace.get());
+  CHECK(bytes_off(got, run_int8(oracle(), p, data.weights(), data.input)) == 0);
+  // 0.15 MOP: a few microseconds a run, the first tile unmeasured.
+  const ConvProblem tiny = parse_problem("mb1ic8ih4oc64oh4kh3ph1");
+  CHECK(vnni.plan(tiny, make_int8_conv_data(tiny, 3).weights(), Epilogue{})->explain().empty());
 }
 
 TEST_CASE("int8 kernels: a CUDA one refuses what it cannot run, by name") {

@@ -15,45 +15,77 @@
 // Without VNNI the same sums take two vpmaddwd on the widened bytes, or, in a run whose input bytes
 // are all under 128, vpmaddubsw + vpmaddwd (int8_simd.hpp's seven-bit path): the same bytes everywhere.
 // Epilogue and tile as cpu.21 (output-channel blocks x pixels in raster order across row ends),
-// but the tile's shape follows K: 4 x 6, 3 x 8, 2 x 12 or 1 x 16 (AVX2: 2 x 6, 1 x 12).
+// but plan measures the tile's shape (4 x 6, 4 x 7, 2 x 12, 2 x 14, ...: kTiles) on each layer.
 // Measured: 1.05-1.15x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1, 57-67% of the int8 peak
 // (Zen 5 VM, VNNI, 2026-12-02); 0.98-1.08x on 8 x 8 maps at batch 32 (Ice Lake VM, 2026-12-03).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.23_int8_direct_vnni,onednn.conv_int8 --interleave
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include "kernels/common/error.hpp"
 #include "kernels/common/int8_kernel.hpp"
+#include "kernels/cpu/fastest_variant.hpp"
+#include "kernels/cpu/int8_direct_vnni.hpp"
 #include "kernels/cpu/int8_simd.hpp"
 
 namespace convlab::cpu {
 
 namespace {
 
-// The register tile: k_blocks output-channel blocks x pixels. Plan takes the fewest blocks that
-// cover K (up to the maximum): padding K = 16 to 64 lanes would waste three quarters of the work.
-// The pixels fill the registers, but at most 16, one block of the epilogue's transpose: measured
-// on a Zen 5, 1 x 16 beat 1 x 24 on 16 channels.
+// The register tiles: k_blocks output-channel blocks x pixels. Plan measures those of the fewest
+// blocks that cover K (up to the maximum: padding K = 16 to 64 lanes would waste three quarters of
+// the work) and, where K has more blocks, those of half the maximum (tile_choices). The pixels fill
+// the registers, but at most 16, one block of the epilogue's transpose: measured on a Zen 5, 1 x 16
+// beat 1 x 24 on 16 channels. With 32 registers, 24 accumulators leave the weights and an input one
+// each; so do 2 x 14's 28 (31 in all), while 4 x 7 needs 33 and GCC keeps one accumulator in
+// memory, a load and a store per 28 vpdpbusd (folding the input's broadcast into each vpdpbusd
+// would load it 4 times instead).
+// Which is fastest depends on the layer, so plan measures (docs/kernel-notes.md, "cpu.23's register
+// tile"): on a Zen 5 VM 2 x 14 took 0.75-0.79x 4 x 6's time on a 1 x 1 layer of 14 x 14 and
+// 0.89-0.93x on those of 7 x 7, 2 x 12 0.93x on a 3 x 3 layer of 28 x 28 at batch 1, and 4 x 6
+// led on one of 56 x 56 at batch 1. The 3-block and 1 x 16 tiles led on none of these, which have
+// 4 blocks or more: plan measures them only where K has 3 blocks, or 1.
 #if defined(__AVX512BW__)
-constexpr int kAccumulators = 24, kMaxKBlocks = 4;  // of 32 registers, with the weights and an input
+constexpr std::array kTiles = {VnniTile{4, 6}, VnniTile{4, 7}, VnniTile{3, 8}, VnniTile{3, 9},
+                               VnniTile{2, 12}, VnniTile{2, 14}, VnniTile{1, 16}};
+constexpr int kMaxKBlocks = 4;
 #else
-constexpr int kAccumulators = 12, kMaxKBlocks = 2;  // AVX2: of 16
+constexpr std::array kTiles = {VnniTile{2, 6}, VnniTile{1, 12}};  // AVX2: 12 accumulators of 16 registers
+constexpr int kMaxKBlocks = 2;
 #endif
-constexpr int tile_pixels(int k_blocks) { return std::min(16, kAccumulators / k_blocks); }
 using namespace int8;
 constexpr int kBlockBytes = kLanes * 4;  // s8 weights per vector: kLanes channels x 4
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+std::size_t tile_index(VnniTile tile) {
+  for (std::size_t i = 0; i < kTiles.size(); ++i)
+    if (kTiles[i].k_blocks == tile.k_blocks && kTiles[i].pixels == tile.pixels) return i;
+  throw InputError(fmt::format("cpu.23_int8_direct_vnni: no {} x {} register tile in this build", tile.k_blocks, tile.pixels));
+}
+
+// The tiles plan measures for p, in kTiles' order: the first is the one it takes unmeasured.
+std::vector<VnniTile> tile_choices(const ConvProblem& p) {
+  const std::int64_t blocks = ceil_div(p.k, kLanes), fewest = std::min<std::int64_t>(kMaxKBlocks, blocks),
+                     half = kMaxKBlocks / 2;
+  std::vector<VnniTile> choices;
+  for (const VnniTile& t : kTiles)
+    if (t.k_blocks == fewest || (t.k_blocks == half && blocks > half)) choices.push_back(t);
+  return choices;
+}
+
 class Int8VnniConv final : public PlannedInt8Conv {
  public:
-  Int8VnniConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e)
-      : p_(p), oh_(p.out_h()), ow_(p.out_w()), quads_(ceil_div(p.c, 4)),
-        k_blocks_(static_cast<int>(std::min<std::int64_t>(kMaxKBlocks, ceil_div(p.k, kLanes)))),
-        groups_(ceil_div(p.k, kLanes * k_blocks_)), tiles_(ceil_div(oh_ * ow_, tile_pixels(k_blocks_))),
+  Int8VnniConv(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e, VnniTile tile)
+      : p_(p), oh_(p.out_h()), ow_(p.out_w()), quads_(ceil_div(p.c, 4)), tile_(tile_index(tile)),
+        k_blocks_(tile.k_blocks), groups_(ceil_div(p.k, kLanes * k_blocks_)), tiles_(ceil_div(oh_ * ow_, tile.pixels)),
         hp_(p.padded_h()), wp_(p.padded_w()),
         input_zero_point_(static_cast<std::uint8_t>(w.input.zero_point)) {
     // Weights: [group][r][s][quad][block][lane][4] s8, zeros past K and past C.
@@ -85,6 +117,11 @@ class Int8VnniConv final : public PlannedInt8Conv {
     pack_input(input, static_cast<std::int32_t*>(workspace));
   }
 
+  std::string explain() const override { return explanation_; }
+  void set_explanation(std::string why) { explanation_ = std::move(why); }
+  // The tile, as the tile timings name it (fastest_variant.hpp).
+  std::string name() const { return fmt::format("{} x {}", k_blocks_, kTiles[tile_].pixels); }
+
   void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
     auto* packed = static_cast<std::int32_t*>(workspace);
     pack_input(input, packed);
@@ -96,20 +133,19 @@ class Int8VnniConv final : public PlannedInt8Conv {
   }
 
  private:
+  using TileFn = void (Int8VnniConv::*)(const std::int32_t*, std::uint8_t*, std::int64_t, std::int64_t, std::int64_t) const;
+  template <bool kSevenBit, std::size_t... I>
+  static constexpr std::array<TileFn, sizeof...(I)> tile_functions(std::index_sequence<I...>) {
+    return {&Int8VnniConv::tile<kTiles[I].k_blocks, kTiles[I].pixels, kSevenBit>...};
+  }
+
   template <bool kSevenBit>
   void run_tiles(const std::int32_t* packed, std::uint8_t* output) const {
+    const TileFn tile = tile_functions<kSevenBit>(std::make_index_sequence<kTiles.size()>())[tile_];
 #pragma omp parallel for collapse(3) schedule(static)
     for (std::int64_t n = 0; n < p_.n; ++n)
       for (std::int64_t g = 0; g < groups_; ++g)
-        for (std::int64_t t = 0; t < tiles_; ++t) {
-          const std::int32_t* image = packed + n * hp_ * wp_ * quads_;
-          switch (k_blocks_) {
-            case 1: tile<1, kSevenBit>(image, output, n, g, t); break;
-            case 2: tile<2, kSevenBit>(image, output, n, g, t); break;
-            case 3: tile<3, kSevenBit>(image, output, n, g, t); break;
-            default: tile<kMaxKBlocks, kSevenBit>(image, output, n, g, t);
-          }
-        }
+        for (std::int64_t t = 0; t < tiles_; ++t) (this->*tile)(packed + n * hp_ * wp_ * quads_, output, n, g, t);
   }
 
   // quint8 NCHW -> HWC channel quads, padded with the zero point (padding and channels past C;
@@ -168,7 +204,7 @@ class Int8VnniConv final : public PlannedInt8Conv {
       }
   }
 
-  template <int kKBlocks, bool kSevenBit, int kTile = tile_pixels(kKBlocks)>
+  template <int kKBlocks, int kTile, bool kSevenBit>
   void tile(const std::int32_t* image, std::uint8_t* output, std::int64_t n, std::int64_t g, std::int64_t t) const {
     const std::int8_t* wg = weight_.data() + g * p_.r * p_.s * quads_ * kKBlocks * kBlockBytes;
     const std::int64_t p0 = t * kTile;
@@ -242,12 +278,14 @@ class Int8VnniConv final : public PlannedInt8Conv {
 
   ConvProblem p_;
   std::int64_t oh_, ow_, quads_;
+  std::size_t tile_;  // in kTiles
   int k_blocks_;
   std::int64_t groups_, tiles_, hp_, wp_;
   std::uint8_t input_zero_point_;
   std::vector<std::int8_t> weight_;
   std::vector<std::int32_t> compensation_;  // zp * sum of each output channel's weights
   Requantization requantize_;
+  std::string explanation_;  // the tile's measurement, when plan measured
 };
 
 }  // namespace
@@ -257,12 +295,34 @@ std::string int8_direct_vnni_unsupported(const ConvProblem& p) {
   return {};
 }
 
-std::unique_ptr<PlannedInt8Conv> int8_direct_vnni_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {
+namespace {
+void check_int8_direct_vnni(const ConvProblem& p, const Int8ConvWeights& w) {
   p.validate();
   check_int8_weights(p, w);
   if (const std::string why = int8_direct_vnni_unsupported(p); !why.empty())
     throw InputError(fmt::format("cpu.23_int8_direct_vnni cannot run {}: {}", to_string(p), why));
-  return std::make_unique<Int8VnniConv>(p, w, e);
+}
+}  // namespace
+
+// Plans p with each of tile_choices and keeps the fastest (fastest_variant.hpp). The choice changes
+// the speed only: each output is the same exact integer sum whatever the tile.
+std::unique_ptr<PlannedInt8Conv> int8_direct_vnni_plan(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e) {
+  check_int8_direct_vnni(p, w);
+  const std::vector<VnniTile> choices = tile_choices(p);
+  const int threads = omp_get_max_threads();
+  if (!worth_measuring(choices.size(), p, threads)) return std::make_unique<Int8VnniConv>(p, w, e, choices[0]);
+  return plan_fastest_variant(
+      p, choices, threads, fmt::format("cpu.23 register tile {} {}", to_string(p), to_string(e.activation)),
+      [&](const ConvProblem& q, VnniTile t) { return std::make_unique<Int8VnniConv>(q, w, e, t); },
+      [](VnniTile t) { return fmt::format("{} x {}", t.k_blocks, t.pixels); });
+}
+
+std::vector<VnniTile> int8_direct_vnni_tiles() { return {kTiles.begin(), kTiles.end()}; }
+
+std::unique_ptr<PlannedInt8Conv> int8_direct_vnni_plan_as(const ConvProblem& p, const Int8ConvWeights& w, Epilogue e,
+                                                          VnniTile tile) {
+  check_int8_direct_vnni(p, w);
+  return std::make_unique<Int8VnniConv>(p, w, e, tile);
 }
 
 }  // namespace convlab::cpu
