@@ -429,7 +429,7 @@ TEST_CASE("cpu.23: every register tile gives the oracle's bytes: K of one block 
 
 TEST_CASE("cpu.23: on large layers plan times its register tiles and names the one it keeps; not on tiny layers") {
   const Int8KernelInfo& vnni = *find_int8_kernel("cpu.23_int8_direct_vnni");
-  // 29 MOP per image, K of 8 blocks (AVX-512) or 16 (AVX2): several tiles of two block counts.
+  // 29 MOP per image, K of 8 blocks (AVX-512) or 16 (8-lane vectors): tiles of two block counts.
   const ConvProblem p = parse_problem("mb1ic64ih14oc128oh14kh3ph1");
   const Int8ConvData data = make_int8_conv_data(p, 3);
   const auto planned = vnni.plan(p, data.weights(), Epilogue{});
