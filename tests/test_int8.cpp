@@ -27,13 +27,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// One run of a planned int8 kernel on `input`, its workspace its own.
+std::vector<std::uint8_t> run_planned(const PlannedInt8Conv& planned, const ConvProblem& p,
+                                      const std::vector<std::uint8_t>& input) {
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(p.output_elems()), 0xA5);  // not a plausible result
+  const auto workspace = aligned_floats(planned.workspace_bytes() / sizeof(float) + 1);
+  planned.run(input.data(), out.data(), workspace.get());
+  return out;
+}
+
 std::vector<std::uint8_t> run_int8(const Int8KernelInfo& kernel, const ConvProblem& p, const Int8ConvWeights& w,
                                    const std::vector<std::uint8_t>& input, Activation activation = Activation::none) {
-  const auto planned = kernel.plan(p, w, Epilogue{activation});
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(p.output_elems()), 0xA5);  // not a plausible result
-  const auto workspace = aligned_floats(planned->workspace_bytes() / sizeof(float) + 1);
-  planned->run(input.data(), out.data(), workspace.get());
-  return out;
+  return run_planned(*kernel.plan(p, w, Epilogue{activation}), p, input);
 }
 
 const Int8KernelInfo& oracle() { return *find_int8_kernel("cpu.20_int8_reference"); }
@@ -415,10 +420,7 @@ TEST_CASE("cpu.23: every register tile gives the oracle's bytes: K of one block 
         CAPTURE(tile.pixels);
         CAPTURE(full_range);
         const auto planned = cpu::int8_direct_vnni_plan_as(p, data.weights(), Epilogue{Activation::relu}, tile);
-        std::vector<std::uint8_t> got(static_cast<std::size_t>(p.output_elems()), 0xA5);
-        const auto workspace = aligned_floats(planned->workspace_bytes() / sizeof(float) + 1);
-        planned->run(data.input.data(), got.data(), workspace.get());
-        CHECK(bytes_off(got, expected) == 0);
+        CHECK(bytes_off(run_planned(*planned, p, data.input), expected) == 0);
       }
     }
   }
@@ -442,10 +444,7 @@ TEST_CASE("cpu.23: on large layers plan times its register tiles and names the o
     named += why.find(fmt::format("{} x {} ", tile.k_blocks, tile.pixels)) != std::string::npos;
   CHECK(named >= 2);
   // Whichever tile won, the output is the oracle's (the test above checks every tile).
-  std::vector<std::uint8_t> got(static_cast<std::size_t>(p.output_elems()));
-  const auto workspace = aligned_floats(planned->workspace_bytes() / sizeof(float) + 1);
-  planned->run(data.input.data(), got.data(), workspace.get());
-  CHECK(bytes_off(got, run_int8(oracle(), p, data.weights(), data.input)) == 0);
+  CHECK(bytes_off(run_planned(*planned, p, data.input), run_int8(oracle(), p, data.weights(), data.input)) == 0);
   // 0.15 MOP: a few microseconds a run, the first tile unmeasured.
   const ConvProblem tiny = parse_problem("mb1ic8ih4oc64oh4kh3ph1");
   CHECK(vnni.plan(tiny, make_int8_conv_data(tiny, 3).weights(), Epilogue{})->explain().empty());

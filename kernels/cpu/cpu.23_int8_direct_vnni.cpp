@@ -65,10 +65,13 @@ constexpr int kBlockBytes = kLanes * 4;  // s8 weights per vector: kLanes channe
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// "4 x 6": in explanations, error messages and cpu.auto's file.
+std::string tile_name(VnniTile tile) { return fmt::format("{} x {}", tile.k_blocks, tile.pixels); }
+
 std::size_t tile_index(VnniTile tile) {
   for (std::size_t i = 0; i < kTiles.size(); ++i)
     if (kTiles[i].k_blocks == tile.k_blocks && kTiles[i].pixels == tile.pixels) return i;
-  throw InputError(fmt::format("cpu.23_int8_direct_vnni: no {} x {} register tile in this build", tile.k_blocks, tile.pixels));
+  throw InputError(fmt::format("cpu.23_int8_direct_vnni: no {} register tile in this build", tile_name(tile)));
 }
 
 // The tiles plan measures for p, in kTiles' order: the first is the one it takes unmeasured.
@@ -120,7 +123,7 @@ class Int8VnniConv final : public PlannedInt8Conv {
   std::string explain() const override { return explanation_; }
   void set_explanation(std::string why) { explanation_ = std::move(why); }
   // The tile, as the tile timings name it (fastest_variant.hpp).
-  std::string name() const { return fmt::format("{} x {}", k_blocks_, kTiles[tile_].pixels); }
+  std::string name() const { return tile_name(kTiles[tile_]); }
 
   void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
     auto* packed = static_cast<std::int32_t*>(workspace);
@@ -314,7 +317,7 @@ std::unique_ptr<PlannedInt8Conv> int8_direct_vnni_plan(const ConvProblem& p, con
   return plan_fastest_variant(
       p, choices, threads, fmt::format("cpu.23 register tile {} {}", to_string(p), to_string(e.activation)),
       [&](const ConvProblem& q, VnniTile t) { return std::make_unique<Int8VnniConv>(q, w, e, t); },
-      [](VnniTile t) { return fmt::format("{} x {}", t.k_blocks, t.pixels); });
+      tile_name);
 }
 
 std::vector<VnniTile> int8_direct_vnni_tiles() { return {kTiles.begin(), kTiles.end()}; }
