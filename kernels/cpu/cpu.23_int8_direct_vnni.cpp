@@ -17,7 +17,8 @@
 // Epilogue and tile as cpu.21 (output-channel blocks x pixels in raster order across row ends),
 // but plan measures the tile's shape (4 x 6, 4 x 7, 2 x 12, 2 x 14, ...: kTiles) on each layer.
 // Measured: 1.05-1.15x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1, 57-67% of the int8 peak
-// (Zen 5 VM, VNNI, 2026-12-02); 0.98-1.08x on 8 x 8 maps at batch 32 (Ice Lake VM, 2026-12-03).
+// (Zen 5 VM, VNNI, 2026-12-02); 0.98-1.08x on 8 x 8 maps at batch 32 (Ice Lake VM, 2026-12-03);
+// without VNNI, 1.18x over the 50 dense network layers at batch 1 (Zen 3 VM, 2026-12-07).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.23_int8_direct_vnni,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
@@ -244,6 +245,37 @@ class Int8VnniConv final : public PlannedInt8Conv {
     store(acc, output, n, g, p0);
   }
 
+#if defined(__AVX2__) && !defined(__AVX512BW__)
+  // Requantised and turned to bytes by channel in registers, 8 pixels at a time (int8_simd.hpp's
+  // bytes_by_channel), so that each channel's pixels, contiguous in the NCHW output, are one store.
+  template <int kKBlocks, int kTile>
+  CONVLAB_TILE_INLINE void store(const IVec (&acc)[kKBlocks][kTile], std::uint8_t* output, std::int64_t n, std::int64_t g,
+                                 std::int64_t p0) const {
+    const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const std::int64_t pixels = std::min<std::int64_t>(kTile, oh_ * ow_ - p0);
+    CONVLAB_TILE_LOOP
+    for (int j = 0; j < kKBlocks; ++j) {
+      const std::int64_t k0 = (g * kKBlocks + j) * kLanes;
+      if (k0 >= p_.k) break;
+      const IVec comp = load(&compensation_[static_cast<std::size_t>(k0)]);
+      const float *m = &requantize_.multiplier[k0], *o = &requantize_.offset[k0];
+      const std::int64_t lanes = std::min<std::int64_t>(kLanes, p_.k - k0);
+      CONVLAB_TILE_LOOP
+      for (int b = 0; b < kTile; b += 8) {
+        IVec q[8];
+        CONVLAB_TILE_LOOP
+        for (int i = 0; i < 8; ++i)
+          q[i] = b + i < kTile ? requantize(sub(acc[j][std::min(b + i, kTile - 1)], comp), m, o, zp, lo, hi) : zero();
+        std::uint64_t by_channel[8];
+        bytes_by_channel(q, by_channel);
+        const std::int64_t count = std::min<std::int64_t>(std::min(8, kTile - b), pixels - b);
+        if (count <= 0) break;
+        for (std::int64_t lane = 0; lane < lanes; ++lane)
+          store_low_bytes(by_channel[lane], count, output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0 + b);
+      }
+    }
+  }
+#else
   // Requantised to bytes per pixel (lanes are channels), then transposed in 16 x 16 blocks so
   // that each channel's pixels, contiguous in the NCHW output, are one store: a byte store per
   // channel and pixel would cost as much as the multiply-adds on a layer of 16 channels.
@@ -278,6 +310,7 @@ class Int8VnniConv final : public PlannedInt8Conv {
       }
     }
   }
+#endif
 
   ConvProblem p_;
   std::int64_t oh_, ow_, quads_;

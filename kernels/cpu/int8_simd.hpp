@@ -171,6 +171,9 @@ inline IVec requantize_vec(IVec acc, __m256 m, __m256 o, IVec zp, IVec lo, IVec 
 inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), requantize_vec(acc, _mm256_loadu_ps(m), _mm256_loadu_ps(o), zp, lo, hi));
 }
+inline IVec requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi) {
+  return requantize_vec(acc, _mm256_loadu_ps(m), _mm256_loadu_ps(o), zp, lo, hi);
+}
 inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::uint8_t* out) {
   alignas(32) std::int32_t q[kLanes];
   requantize(acc, m, o, zp, lo, hi, q);
@@ -183,17 +186,15 @@ inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, 
 inline IVec requantize_channel(IVec acc, float m, float o, IVec zp, IVec lo, IVec hi) {
   return requantize_vec(acc, _mm256_set1_ps(m), _mm256_set1_ps(o), zp, lo, hi);
 }
-// Packed to bytes in lane order (the values are in [0, 255]): a whole vector is one 8-byte store,
-// part of one at most three (4, 2 and 1 bytes). A byte loop there became a memcpy call, and around
-// the call GCC kept the caller's whole epilogue (constants, accumulators) on the stack.
-inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
-  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-  const auto bytes = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(words, words)));
-  if (count == kLanes) {  // from is 0
+// The low `count` (at most 8) bytes of `bytes` at out: one 8-byte store, or at most three (4, 2 and
+// 1 bytes). A byte loop there became a memcpy call, and around the call GCC kept the caller's whole
+// epilogue (constants, accumulators) on the stack.
+inline void store_low_bytes(std::uint64_t bytes, std::int64_t count, std::uint8_t* out) {
+  if (count == 8) {
     std::memcpy(out, &bytes, 8);
     return;
   }
-  std::uint64_t rest = bytes >> (8 * from);
+  std::uint64_t rest = bytes;
   if (count & 4) {
     const auto four = static_cast<std::uint32_t>(rest);
     std::memcpy(out, &four, 4);
@@ -205,6 +206,31 @@ inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
     out += 2, rest >>= 16;
   }
   if (count & 1) *out = static_cast<std::uint8_t>(rest);
+}
+// Packed to bytes in lane order (the values are in [0, 255]), lanes [from, from + count) stored.
+inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  const auto bytes = static_cast<std::uint64_t>(_mm_cvtsi128_si64(_mm_packus_epi16(words, words)));
+  store_low_bytes(bytes >> (8 * from), count, out);
+}
+// Eight pixels' requantised vectors (lanes are channels, values in [0, 255]) as bytes by channel:
+// byte i of by_channel[c] is pixel i's value of lane c, for an NCHW row store. Two packs make, in
+// each 128-bit half, 4 pixels x 4 channels of bytes; a byte shuffle turns that to 4 channels x 4
+// pixels, and interleaving the two sets of 4 pixels gives each channel its 8 bytes: 14 shuffles
+// for 64 bytes. cpu.23 had stored each pixel's bytes and transposed 16 x 16 blocks through memory,
+// as with 16 lanes: on a Zen 3 its 1 x 1 layers of 96-576 input channels ran 1.1-1.3x faster
+// without that (docs/kernel-notes.md, "cpu.23's epilogue on AVX2").
+inline void bytes_by_channel(const IVec (&px)[8], std::uint64_t (&by_channel)[8]) {
+  const __m256i to_channels = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
+                                               0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const auto four_pixels = [&](int p) {  // [c0: p..p+3, c1, c2, c3 | c4, c5, c6, c7]
+    const __m256i words = _mm256_packus_epi16(_mm256_packus_epi32(px[p], px[p + 1]), _mm256_packus_epi32(px[p + 2], px[p + 3]));
+    return _mm256_shuffle_epi8(words, to_channels);
+  };
+  const __m256i first = four_pixels(0), last = four_pixels(4);
+  const __m256i low = _mm256_unpacklo_epi32(first, last), high = _mm256_unpackhi_epi32(first, last);  // c0 c1 c4 c5, c2 c3 c6 c7
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(by_channel), _mm256_permute2x128_si256(low, high, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(by_channel + 4), _mm256_permute2x128_si256(low, high, 0x31));
 }
 inline IVec gather_quads(const std::uint8_t* const (&src)[4], std::int64_t x, std::int64_t stride) {
   IVec word = zero();
