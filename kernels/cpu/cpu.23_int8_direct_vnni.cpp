@@ -18,7 +18,7 @@
 // but plan measures the tile's shape (4 x 6, 4 x 7, 2 x 12, 2 x 14, ...: kTiles) on each layer.
 // Measured: 1.05-1.15x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1, 57-67% of the int8 peak
 // (Zen 5 VM, VNNI, 2026-12-02); 0.98-1.08x on 8 x 8 maps at batch 32 (Ice Lake VM, 2026-12-03);
-// without VNNI, 1.18x over the 50 dense network layers at batch 1 (Zen 3 VM, 2026-12-07).
+// without VNNI, 1.15-1.18x over the 50 dense network layers at batch 1 (Zen 3 VM, 2026-12-07).
 // Run: build/convlab conv --precision int8 --problem mb32ic64ih56oc64oh56kh3ph1 --kernel cpu.23_int8_direct_vnni,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>

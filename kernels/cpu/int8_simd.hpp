@@ -218,7 +218,7 @@ inline void store_bytes(IVec q, int from, int count, std::uint8_t* out) {
 // each 128-bit half, 4 pixels x 4 channels of bytes; a byte shuffle turns that to 4 channels x 4
 // pixels, and interleaving the two sets of 4 pixels gives each channel its 8 bytes: 14 shuffles
 // for 64 bytes. cpu.23 had stored each pixel's bytes and transposed 16 x 16 blocks through memory,
-// as with 16 lanes: on a Zen 3 its 1 x 1 layers of 96-576 input channels ran 1.1-1.3x faster
+// as with 16 lanes: on a Zen 3 its 1 x 1 layers of 96-576 input channels ran 1.04-1.27x faster
 // without that (docs/kernel-notes.md, "cpu.23's epilogue on AVX2").
 inline void bytes_by_channel(const IVec (&px)[8], std::uint64_t (&by_channel)[8]) {
   const __m256i to_channels = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,  //
