@@ -262,14 +262,14 @@ class Int8VnniConv final : public PlannedInt8Conv {
       const std::int64_t lanes = std::min<std::int64_t>(kLanes, p_.k - k0);
       CONVLAB_TILE_LOOP
       for (int b = 0; b < kTile; b += 8) {
+        const std::int64_t count = std::min<std::int64_t>(std::min(8, kTile - b), pixels - b);
+        if (count <= 0) break;  // the layer's last tile ends before this group
         IVec q[8];
         CONVLAB_TILE_LOOP
         for (int i = 0; i < 8; ++i)
           q[i] = b + i < kTile ? requantize(sub(acc[j][std::min(b + i, kTile - 1)], comp), m, o, zp, lo, hi) : zero();
         std::uint64_t by_channel[8];
         bytes_by_channel(q, by_channel);
-        const std::int64_t count = std::min<std::int64_t>(std::min(8, kTile - b), pixels - b);
-        if (count <= 0) break;
         for (std::int64_t lane = 0; lane < lanes; ++lane)
           store_low_bytes(by_channel[lane], count, output + (n * p_.k + k0 + lane) * oh_ * ow_ + p0 + b);
       }

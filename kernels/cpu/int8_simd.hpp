@@ -168,11 +168,11 @@ inline IVec requantize_vec(IVec acc, __m256 m, __m256 o, IVec zp, IVec lo, IVec 
   const __m256 clamped = _mm256_min_ps(_mm256_max_ps(y, below), above);
   return _mm256_add_epi32(_mm256_cvtps_epi32(clamped), zp);  // rounds half to even (MXCSR default)
 }
-inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), requantize_vec(acc, _mm256_loadu_ps(m), _mm256_loadu_ps(o), zp, lo, hi));
-}
 inline IVec requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi) {
   return requantize_vec(acc, _mm256_loadu_ps(m), _mm256_loadu_ps(o), zp, lo, hi);
+}
+inline void requantize(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::int32_t* out) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), requantize(acc, m, o, zp, lo, hi));
 }
 inline void requantize_bytes(IVec acc, const float* m, const float* o, IVec zp, IVec lo, IVec hi, std::uint8_t* out) {
   alignas(32) std::int32_t q[kLanes];
