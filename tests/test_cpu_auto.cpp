@@ -268,6 +268,7 @@ TEST_CASE("cpu.auto_int8: a layer's choice is remembered beside cpu.auto's and r
 TEST_CASE("cpu.auto: the file is read once a process, then only what another process appended or replaced") {
   const test::fs::path file = test::scratch() / "auto-cache-appended" / "cpu-auto.tsv";
   test::fs::remove_all(file.parent_path());
+  test::fs::create_directories(file.parent_path());  // p's plan writes nothing if its timings stay unsettled
   const cpu::AutoOptions options{.cache_file = file.string(), .machine = "test machine"};
   const ConvProblem p = parse_problem("mb2ic8ih10oc16oh10kh3ph1"), q = parse_problem("mb2ic8ih12oc16oh12kh3ph1");
   const std::string threads = std::to_string(omp_get_max_threads());
