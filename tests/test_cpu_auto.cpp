@@ -30,11 +30,12 @@ namespace {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-// Plans cpu.auto on `p` with `options`, and puts the default (no cache) back afterwards.
-std::unique_ptr<PlannedConv> plan_auto(const ConvProblem& p, const cpu::AutoOptions& options) {
+// Plans `kernel` (cpu.auto by default) on `p` with `options`, and puts the default (no cache) back afterwards.
+std::unique_ptr<PlannedConv> plan_auto(const ConvProblem& p, const cpu::AutoOptions& options,
+                                       const char* kernel = "cpu.auto") {
   cpu::set_auto_options(options);
   const auto w = test::random_values(p.weight_elems(), 3);
-  auto planned = find_kernel("cpu.auto")->plan(p, ConvWeights{w, {}}, Epilogue{});
+  auto planned = find_kernel(kernel)->plan(p, ConvWeights{w, {}}, Epilogue{});
   cpu::set_auto_options({});
   return planned;
 }
@@ -293,6 +294,36 @@ TEST_CASE("cpu.auto: the file is read once a process, then only what another pro
   CHECK(plan_auto(p, options)->chosen_kernel() == other);
 }
 
+TEST_CASE("cpu.auto: its explanation ends with the chosen plan's own, cpu.02's register tile") {
+  const test::fs::path file = test::scratch() / "auto-cache-plan-why" / "cpu-auto.tsv";
+  test::fs::remove_all(file.parent_path());
+  test::fs::create_directories(file.parent_path());
+  const cpu::AutoOptions options{.cache_file = file.string(), .machine = "test machine"};
+  const ConvProblem p = parse_problem("mb1ic32ih16oc64oh16kh3ph1");  // cpu.02 times its tiles here (AVX-512)
+  std::ofstream(file) << "test machine\t" << omp_get_max_threads() << "\tdefault\t" << to_string(p)
+                      << "\tnone\tcpu.02_direct_xsimd\tby hand\n";
+  const auto automatic = plan_auto(p, options);  // the remembered choice, cpu.02 planned as alone
+  REQUIRE(automatic->chosen_kernel() == "cpu.02_direct_xsimd");
+  const std::string chose = "by hand (remembered in " + file.string() + ")", why = automatic->explain();
+  CAPTURE(why);
+  if (plan_auto(p, options, "cpu.02_direct_xsimd")->explain().empty()) CHECK(why == chose);  // one tile for this ISA
+  else CHECK(why.rfind(chose + "; cpu.02_direct_xsimd: register tile ", 0) == 0);
+}
+
+TEST_CASE("cpu.auto: conv's table gives its choice and the chosen plan's, the timings left to the JSON") {
+  const NamedProblem np{parse_problem("mb1ic32ih16oc64oh16kh3ph1"), ""};
+  Result r{.problem = to_string(np.problem), .kernel = "cpu.auto", .batch = 1};
+  r.accuracy = ErrorStats{};
+  r.choices = {"chose cpu.02_direct_xsimd, 3.0% ahead of cpu.08_direct_rows (medians of 8 interleaved rounds, 20 ms "
+               "timing): cpu.02_direct_xsimd 0.296 ms; cpu.08_direct_rows 0.319 ms; cpu.02_direct_xsimd: register "
+               "tile 2 x 14 (medians of 10 interleaved rounds on 1 image(s), 22 ms: 2 x 12 0.2 ms, 2 x 14 0.1 ms)"};
+  CHECK(has(conv_table_block(np, 1, {r}), "\n  cpu.auto: chose cpu.02_direct_xsimd, 3.0% ahead of cpu.08_direct_rows; "
+                                           "cpu.02_direct_xsimd: register tile 2 x 14\n"));
+  r.choices = {"chose cpu.04_winograd_f4x3, 3.0% ahead of cpu.02_direct_xsimd (medians of 8 interleaved rounds, 20 ms "
+               "timing): cpu.04_winograd_f4x3 0.296 ms; cpu.02_direct_xsimd 0.319 ms"};  // a plan with nothing to say
+  CHECK(has(conv_table_block(np, 1, {r}), "\n  cpu.auto: chose cpu.04_winograd_f4x3, 3.0% ahead of cpu.02_direct_xsimd\n"));
+}
+
 TEST_CASE("cpu.02: the register tile plan measured is remembered in cpu.auto's file and reused") {
   const test::fs::path file = test::scratch() / "auto-cache-tile" / "cpu-auto.tsv";
   test::fs::remove_all(file.parent_path());
@@ -325,6 +356,27 @@ TEST_CASE("cpu.02: the register tile plan measured is remembered in cpu.auto's f
   CHECK_FALSE(has(remeasured->explain(), "(remembered in"));
   if (!has(remeasured->explain(), "not remembered"))
     CHECK(has(plan_direct()->explain(), "(remembered in"));  // and the new measurement is
+}
+
+TEST_CASE("cpu.auto_int8: its explanation ends with each chosen plan's own, cpu.23's register tile") {
+  const test::fs::path file = test::scratch() / "auto-cache-int8-plan-why" / "cpu-auto.tsv";
+  test::fs::remove_all(file.parent_path());
+  test::fs::create_directories(file.parent_path());
+  const ConvProblem p = parse_problem("mb1ic32ih16oc64oh16kh3ph1");  // every build times two cpu.23 tiles here
+  const Int8ConvData data = make_int8_conv_data(p, 3);
+  const bool split = cpu_int8_seven_bit_path() && data.input_q.zero_point < 128;  // two plans, by the input
+  const std::string key = "test machine\t" + std::to_string(omp_get_max_threads()) + "\tdefault\tint8 " +
+                          to_string(p) + (split ? " (split at 128)" : "") + "\tnone\t";
+  const std::string chosen = split ? "cpu.24_int8_direct_rows / cpu.23_int8_direct_vnni" : "cpu.23_int8_direct_vnni";
+  std::ofstream(file) << key << chosen << "\tby hand\n";
+  cpu::set_auto_options({.cache_file = file.string(), .machine = "test machine"});
+  const auto automatic = find_int8_kernel("cpu.auto_int8")->plan(p, data.weights(), Epilogue{});
+  cpu::set_auto_options({});
+  REQUIRE(automatic->chosen_kernel() == chosen);
+  const std::string why = automatic->explain();
+  CAPTURE(why);
+  CHECK(why.rfind("by hand (remembered in " + file.string() + "); cpu.23_int8_direct_vnni: register tile ", 0) == 0);
+  CHECK_FALSE(has(why, "cpu.24_int8_direct_rows: "));  // cpu.24 has nothing to say
 }
 
 TEST_CASE("cpu.23: the register tile plan measured is remembered in cpu.auto's file and reused") {

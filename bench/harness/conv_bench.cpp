@@ -265,6 +265,24 @@ namespace {
 // The oneDNN baseline that a row of this precision is compared with.
 std::string_view onednn_id(Precision precision) { return precision == Precision::int8 ? "onednn.conv_int8" : "onednn.conv"; }
 
+// A choosing kernel's explanation starts "chose <id>, ..." (or "chose <id> (the only ..."); empty
+// where it does not (cpu.auto_int8's "inputs under 128: ...").
+std::string chosen_kernel(const std::string& why) {
+  return why.rfind("chose ", 0) == 0 ? why.substr(6, why.find_first_of(", (", 6) - 6) : std::string();
+}
+
+// The explanation's summaries, its timings left to the JSON: "chose A, 8.0% ahead of B", and where
+// A's plan chose too (cpu.02's or cpu.23's register tile), "; A: register tile 2 x 14".
+std::string choice_summary(const std::string& why) {
+  std::string out = why.substr(0, why.find(" (medians"));
+  const std::string chosen = chosen_kernel(why);
+  if (const std::size_t plan = why.find("; " + chosen + ": "); !chosen.empty() && plan != std::string::npos) {
+    const std::string plan_why = why.substr(plan);
+    out += plan_why.substr(0, plan_why.find(" (medians"));
+  }
+  return out;
+}
+
 // One of our kernels that compete on speed: neither a library nor an oracle.
 bool ours_to_compare(const Result& r) {
   if (r.precision == Precision::int8) {
@@ -324,9 +342,7 @@ std::string auto_versus_best_summary(const std::vector<Result>& results) {
     Problem& problem = by_batch[r.batch][r.problem];
     if (r.kernel == "cpu.auto") {
       problem.automatic = r.latency.p50;
-      // Its plan's explanation starts "chose <id>, ..." (or "chose <id> (the only ...").
-      if (!r.choices.empty() && r.choices[0].rfind("chose ", 0) == 0)
-        problem.chosen = r.choices[0].substr(6, r.choices[0].find_first_of(", (", 6) - 6);
+      if (!r.choices.empty()) problem.chosen = chosen_kernel(r.choices[0]);
     } else if (info != nullptr && info->backend == Backend::cpu && !info->baseline && !is_oracle(r.kernel)) {
       problem.ours[r.kernel] = r.latency.p50;
     }
@@ -389,7 +405,7 @@ std::string conv_table_block(const NamedProblem& np, std::int64_t batch, const s
   }
   for (const Result& r : results)  // what the choosing kernels chose; the timings behind it are in the JSON
     if (r.problem == descriptor && r.status == ResultStatus::ok && !r.choices.empty())
-      out += fmt::format("  {}: {}\n", r.kernel, r.choices[0].substr(0, r.choices[0].find(" (medians")));
+      out += fmt::format("  {}: {}\n", r.kernel, choice_summary(r.choices[0]));
   return out;
 }
 

@@ -116,7 +116,7 @@ class AutoConv final : public PlannedConv {
   std::size_t workspace_bytes() const override { return chosen_->workspace_bytes(); }
   std::size_t weight_bytes() const override { return chosen_->weight_bytes(); }
   void run(const float* input, float* output, void* workspace) const override { chosen_->run(input, output, workspace); }
-  std::string explain() const override { return explanation_; }
+  std::string explain() const override { return with_plan_explanation(explanation_, chosen_id_, chosen_->explain()); }
   std::string chosen_kernel() const override { return chosen_id_; }
   // The chosen kernel's layout changes are cpu.auto's, timed apart as when it runs alone.
   bool changes_layout() const override { return chosen_->changes_layout(); }

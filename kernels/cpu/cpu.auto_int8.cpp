@@ -64,7 +64,12 @@ class AutoInt8Conv final : public PlannedInt8Conv {
     chosen_->run_layout_changes_only(input, output, workspace);
   }
   std::string chosen_kernel() const override { return id_; }
-  std::string explain() const override { return explanation_; }
+  std::string explain() const override {
+    if (!seven_bit_) return with_plan_explanation(explanation_, id_, chosen_->explain());
+    const std::size_t slash = id_.find(" / ");  // "<inputs under 128's kernel> / <the others'>"
+    return with_plan_explanation(with_plan_explanation(explanation_, id_.substr(0, slash), seven_bit_->explain()),
+                                 id_.substr(slash + 3), chosen_->explain());
+  }
 
  private:
   const PlannedInt8Conv& plan_for(const std::uint8_t* input) const {
