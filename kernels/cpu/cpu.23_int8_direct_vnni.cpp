@@ -15,7 +15,7 @@
 // Without VNNI the same sums take two vpmaddwd on the widened bytes, or, in a run whose input bytes
 // are all under 128, vpmaddubsw + vpmaddwd (int8_simd.hpp's seven-bit path): the same bytes everywhere.
 // Epilogue and tile as cpu.21 (output-channel blocks x pixels in raster order across row ends),
-// but plan measures the tile's shape (4 x 6, 4 x 7, 2 x 12, 2 x 14, ...: kTiles) on each layer.
+// but plan measures the tile's shape (4 x 6, 4 x 7, 3 x 7, 2 x 12, 2 x 14, ...: kTiles) on each layer.
 // Measured: 1.05-1.15x onednn.conv_int8 on mb32ic64ih56oc64oh56kh3ph1, 57-67% of the int8 peak
 // (Zen 5 VM, VNNI, 2026-12-02); 0.98-1.08x on 8 x 8 maps at batch 32 (Ice Lake VM, 2026-12-03);
 // without VNNI, 1.15-1.18x over the 50 dense network layers at batch 1 (Zen 3 VM, 2026-12-07).
@@ -51,10 +51,12 @@ namespace {
 // Which is fastest depends on the layer, so plan measures (docs/kernel-notes.md, "cpu.23's register
 // tile"): on a Zen 5 VM 2 x 14 took 0.75-0.79x 4 x 6's time on a 1 x 1 layer of 14 x 14 and
 // 0.89-0.93x on those of 7 x 7, 2 x 12 0.93x on a 3 x 3 layer of 28 x 28 at batch 1, and 4 x 6
-// led on one of 56 x 56 at batch 1. The 3-block and 1 x 16 tiles led on none of these, which have
-// 4 blocks or more: plan measures them only where K has 3 blocks, or 1.
+// led on one of 56 x 56 at batch 1. 3 x 8, 3 x 9 and 1 x 16 led on none of these, which have 4
+// blocks or more: plan measures them only where K has 3 blocks, or 1. 3 x 7 it measures from 4
+// blocks up: 7 pixels divide every map of 7 x 7 to 56 x 56, in 25 registers, and on the 3 x 3
+// layers of 7 x 7 it took 0.93-0.94x the time of the tile chosen without it (docs/kernel-notes.md).
 #if defined(__AVX512BW__)
-constexpr std::array kTiles = {VnniTile{4, 6}, VnniTile{4, 7}, VnniTile{3, 8}, VnniTile{3, 9},
+constexpr std::array kTiles = {VnniTile{4, 6}, VnniTile{4, 7}, VnniTile{3, 7}, VnniTile{3, 8}, VnniTile{3, 9},
                                VnniTile{2, 12}, VnniTile{2, 14}, VnniTile{1, 16}};
 constexpr int kMaxKBlocks = 4;
 #else
@@ -79,9 +81,13 @@ std::size_t tile_index(VnniTile tile) {
 std::vector<VnniTile> tile_choices(const ConvProblem& p) {
   const std::int64_t blocks = ceil_div(p.k, kLanes), fewest = std::min<std::int64_t>(kMaxKBlocks, blocks),
                      half = kMaxKBlocks / 2;
+  const auto measured = [&](const VnniTile& t) {
+    return t.k_blocks == fewest || (t.k_blocks == half && blocks > half) ||
+           (t.k_blocks == 3 && t.pixels == 7 && blocks > 3);
+  };
   std::vector<VnniTile> choices;
   for (const VnniTile& t : kTiles)
-    if (t.k_blocks == fewest || (t.k_blocks == half && blocks > half)) choices.push_back(t);
+    if (measured(t)) choices.push_back(t);
   return choices;
 }
 
