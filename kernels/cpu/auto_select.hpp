@@ -23,6 +23,7 @@ struct AutoOptions {
 };
 
 void set_auto_options(AutoOptions options);
+const AutoOptions& auto_options();
 
 // A choice's explanation, then the chosen plan's own where it has one (the register tile cpu.02 or
 // cpu.23 measured): "chose cpu.02_direct_xsimd, ...; cpu.02_direct_xsimd: register tile 2 x 14 (...)".
@@ -30,7 +31,6 @@ inline std::string with_plan_explanation(std::string why, std::string_view kerne
   if (!plan_why.empty()) why.append("; ").append(kernel).append(": ").append(plan_why);
   return why;
 }
-const AutoOptions& auto_options();
 
 // One remembered choice: which kernel, and the explanation of the measurement that chose it.
 struct AutoChoice {
