@@ -13,17 +13,18 @@
 // Why faster: per vector of 16 outputs, 3 vpdpbusd, a fraction of a packing gather and one
 // requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16 (no VNNI: int8_simd.hpp).
 // With AVX-512 VBMI, planes of at most 16 output columns skip the copy and the packing: vpermi2b
-// picks each vector's quads from two padded input rows held in registers (run_in_registers).
-// Measured: against onednn.conv_int8 on mobilenet-tiny's depthwise layers, interleaved, batch 32:
-//   Ice Lake VM (VNNI, packed) 1.3x on 32 x 32 maps, 0.45-1.05x on the small ones (packing an 8 x 8
-//   plane costs more than its 12 vpdpbusd); Zen 3 VM (AVX2) 0.67-1.39x; Zen 5 VM (VBMI, 2026-12-05)
-//   the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers (docs/kernel-notes.md);
-//   mobilenet-v2's 7- and 14-column ones too (2026-12-06): g576 14 x 14 stride 2 time 2.6x less.
+// picks each vector's quads from two padded input rows in registers (run_in_registers), and an
+// input plane of at most 64 bytes is one register, its quads picked by table (run_plane_in_register).
+// Measured: against onednn.conv_int8, interleaved, batch 32: Ice Lake VM (VNNI, packed) 1.3x on
+//   mobilenet-tiny's 32 x 32 maps, 0.45-1.05x on the small ones; Zen 3 VM (AVX2) 0.67-1.39x; Zen 5 VM
+//   (VBMI, 2026-12-05) the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers;
+//   (2026-12-07) mobilenet-v2's g960 7 x 7 0.89x -> 3.1x with the plane in one register.
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -73,13 +74,35 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         }
     requantize_ = make_requantization(w, p.k, e.activation);
 #if defined(__AVX512VBMI__)
+    // Input planes of at most 64 bytes: see run_plane_in_register. Step t's kernel row and quad as
+    // the weights are packed above.
+    const auto step_row_and_quad = [&](std::int64_t t) {
+      return whole_window_ ? std::pair{t / row_quads_, t % row_quads_} : std::pair{t % p.r, t / p.r};
+    };
+    const std::int64_t out_vectors = ceil_div(oh_ * ow_, kLanes);
+    if (p.h * p.w <= 64 && out_vectors * steps <= 64) {
+      plane_in_register_ = true;
+      for (std::int64_t i = 0; i < out_vectors; ++i)
+        for (std::int64_t t = 0; t < steps; ++t) {
+          const auto [r, q] = step_row_and_quad(t);
+          std::array<std::uint8_t, 64> index;
+          index.fill(64);  // byte 0 of the second table: the zero point (padding, slots past S, lanes past the plane)
+          for (std::int64_t l = 0; l < kLanes && kLanes * i + l < oh_ * ow_; ++l)
+            for (std::int64_t j = 0; j < 4 && 4 * q + j < p.s; ++j) {
+              const std::int64_t o = kLanes * i + l, y = o / ow_ * p.stride_h - p.pad_h + r * p.dilation_h;
+              const std::int64_t x = o % ow_ * p.stride_w - p.pad_w + (4 * q + j) * p.dilation_w;
+              if (y >= 0 && y < p.h && x >= 0 && x < p.w) index[static_cast<std::size_t>(4 * l + j)] = static_cast<std::uint8_t>(y * p.w + x);
+            }
+          plane_index_.push_back(index);
+        }
+    }
     // Planes of at most 16 output columns whose padded input rows fit one vector: see run_in_registers.
     const std::int64_t last_column = (ow_ - 1) * p.stride_w + (p.s - 1) * p.dilation_w;
     if (ow_ <= kLanes && p.pad_w + p.w <= 64 && last_column < 64) {
       in_registers_ = true;
       rows_per_vector_ = std::min<std::int64_t>(2, kLanes / ow_);
-      for (std::int64_t t = 0; t < steps; ++t) {  // step t's kernel row and quad, as the weights are packed
-        const std::int64_t r = whole_window_ ? t / row_quads_ : t % p.r, q = whole_window_ ? t % row_quads_ : t / p.r;
+      for (std::int64_t t = 0; t < steps; ++t) {
+        const auto [r, q] = step_row_and_quad(t);
         step_rows_.push_back(r * p.dilation_h);
         std::array<std::uint8_t, 64> index{};
         for (int l = 0; l < kLanes; ++l)
@@ -112,6 +135,12 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
     const std::int64_t planes = p_.n * p_.c, steps = static_cast<std::int64_t>(steps_.size());
     const std::int64_t vectors = ceil_div(oh_ * ow_, kLanes), tail = oh_ * ow_ - (vectors - 1) * kLanes;
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+#if defined(__AVX512VBMI__)
+    if (plane_in_register_) {
+      if (steps_.size() == 3) return run_plane_in_register<3>(input, output);
+      return run_plane_in_register<0>(input, output);
+    }
+#endif
     const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
 #if defined(__AVX512VBMI__)
     if (in_registers_) return run_in_registers(input, output, seven_bit);
@@ -201,6 +230,44 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
       }
     }
   }
+  // Input planes of at most 64 bytes (7 x 7, 8 x 8), each one masked load: per vector of outputs and
+  // step, one vpermi2b picks its quads from the plane and a vector of zero points (index 64 on, for
+  // padding), by a table made in plan. The row path above (a branch and a masked load per row and
+  // step, a division per plane) spent about 200 cycles on a 7 x 7 plane's 4 vectors of outputs.
+  // kSteps: 3 (3 x 3), unrolled; 0 any other count. dot4_add is exact on every input, and with
+  // VNNI (every VBMI CPU but Cannon Lake) one vpdpbusd: no seven-bit path, no scan of the input.
+  template <int kSteps>
+  void run_plane_in_register(const std::uint8_t* input, std::uint8_t* output) const {
+    const std::int64_t planes = p_.n * p_.c, steps = kSteps > 0 ? kSteps : static_cast<std::int64_t>(steps_.size());
+    const std::int64_t pixels = oh_ * ow_, vectors = ceil_div(pixels, kLanes), plane_bytes = p_.h * p_.w;
+    const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const __m512i padding = _mm512_set1_epi8(static_cast<char>(input_zero_point_));
+    const __mmask64 plane_mask = plane_bytes == 64 ? ~0ull : (1ull << plane_bytes) - 1;
+    const auto* index = reinterpret_cast<const __m512i*>(plane_index_.data());
+#pragma omp parallel num_threads(threads_)
+    {
+      // A contiguous run of planes per thread, its channel counted on: no division per plane.
+      const std::int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
+      const std::int64_t begin = planes * me / team, end = planes * (me + 1) / team;
+      std::int64_t k = begin % p_.c;
+      for (std::int64_t plane = begin; plane < end; ++plane, k = k + 1 == p_.c ? 0 : k + 1) {
+        const __m512i bytes = _mm512_maskz_loadu_epi8(plane_mask, input + plane * plane_bytes);
+        const std::int32_t* w = weights_.data() + k * steps;
+        const IVec comp = splat(compensation_[static_cast<std::size_t>(k)]);
+        const float m = requantize_.multiplier[static_cast<std::size_t>(k)], o = requantize_.offset[static_cast<std::size_t>(k)];
+        std::uint8_t* out = output + plane * pixels;
+        for (std::int64_t i = 0; i < vectors; ++i) {
+          IVec acc = zero();
+          for (std::int64_t t = 0; t < steps; ++t)
+            acc = dot4_add(acc, _mm512_permutex2var_epi8(bytes, _mm512_loadu_si512(index + i * steps + t), padding), splat(w[t]));
+          const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
+          store_bytes(q, 0, static_cast<int>(std::min<std::int64_t>(kLanes, pixels - i * kLanes)), out + i * kLanes);
+        }
+      }
+    }
+  }
+  bool plane_in_register_ = false;
+  std::vector<std::array<std::uint8_t, 64>> plane_index_;  // per vector of outputs and step: vpermi2b's byte index
   bool in_registers_ = false;
   std::int64_t rows_per_vector_ = 1;  // in registers: output rows per vector
   std::vector<std::int64_t> step_rows_;                  // per step: its kernel row's offset in padded rows
