@@ -57,8 +57,8 @@ std::vector<ConvProblem> labelled_problems() {
                         "mb1ic8ih12oc8kh1sh3sw1 1x1 stride 3 down, 1 across",
                         "g16mb2ic16ih16oc16oh8kh3sh2ph1 depthwise stride 2 to 8 columns (cpu.25 in registers)",
                         "g4mb1ic4ih16oc4oh16kh5ph2 depthwise 5x5 on 16 columns: two quads per kernel row",
-                        "g8mb1ic8ih9iw8oc8oh9ow8kh3ph1 depthwise, odd rows: a last vector half past the plane",
-                        "g8mb1ic8ih7iw8oc8oh7ow8kh3ph1 depthwise, 56 bytes a plane (cpu.25's plane in a register)",
+                        "g8mb3ic8ih9iw8oc8oh9ow8kh3ph1 depthwise, odd rows: a last vector half past the plane; a thread's planes across images",
+                        "g8mb3ic8ih7iw8oc8oh7ow8kh3ph1 depthwise, 56 bytes a plane (cpu.25's plane in a register), three images",
                         "mb3ic70ih1oc21oh1kh1 linear: channels past a quad, outputs past a block, images past n",
                         "mb9ic64ih1oc70oh1kh1 linear: a last tile of blocks partly past K (cpu.26)",
                         "mb2ic300ih1oc250oh1kh1 linear shared between threads (cpu.26's weights over 64 KiB)"})

@@ -18,7 +18,7 @@
 // Measured: against onednn.conv_int8, interleaved, batch 32: Ice Lake VM (VNNI, packed) 1.3x on
 //   mobilenet-tiny's 32 x 32 maps, 0.45-1.05x on the small ones; Zen 3 VM (AVX2) 0.67-1.39x; Zen 5 VM
 //   (VBMI, 2026-12-05) the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers;
-//   (2026-12-07) mobilenet-v2's g960 7 x 7 0.89x -> 3.1x with the plane in one register.
+//   (2026-12-07) g960 7 x 7 0.89x -> 3.1x, the plane in one register; g384 14 x 14 1.15x -> 1.45x.
 // Run: build/convlab conv --precision int8 --problem g64mb32ic64ih16oc64oh16kh3ph1 --kernel cpu.22_int8_depthwise,cpu.25_int8_depthwise_rows,onednn.conv_int8 --interleave
 #include <algorithm>
 #include <array>
@@ -140,11 +140,16 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
       if (steps_.size() == 3) return run_plane_in_register<3>(input, output);
       return run_plane_in_register<0>(input, output);
     }
+    if (in_registers_ && steps_.size() == 3) {
+      if (rows_per_vector_ == 2) return run_in_registers<3, 2>(input, output);
+      return run_in_registers<3, 1>(input, output);
+    }
+    if (in_registers_) {
+      if (rows_per_vector_ == 2) return run_in_registers<0, 2>(input, output);
+      return run_in_registers<0, 1>(input, output);
+    }
 #endif
     const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
-#if defined(__AVX512VBMI__)
-    if (in_registers_) return run_in_registers(input, output, seven_bit);
-#endif
 #pragma omp parallel num_threads(threads_)
     {
       std::uint8_t* rows = base + omp_get_thread_num() * thread_bytes();
@@ -190,15 +195,15 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   // picks its lanes' quads from the two padded input rows it reads, each a masked load of the
   // input row into a vector of zero points. The packed path's stores of overlapping vectors (an
   // 8-word row a 16-word store) made the loads that read them back wait for the stores.
-  void run_in_registers(const std::uint8_t* input, std::uint8_t* output, bool seven_bit) const {
-    const std::int64_t planes = p_.n * p_.c, steps = static_cast<std::int64_t>(steps_.size());
-    const std::int64_t rows_per_vector = rows_per_vector_, vectors = ceil_div(oh_, rows_per_vector);
+  // kSteps as run_plane_in_register's; kRows: output rows per vector.
+  template <int kSteps, int kRows>
+  void run_in_registers(const std::uint8_t* input, std::uint8_t* output) const {
+    const std::int64_t steps = kSteps > 0 ? kSteps : static_cast<std::int64_t>(steps_.size()), vectors = ceil_div(oh_, kRows);
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
     const __m512i padding = _mm512_set1_epi8(static_cast<char>(input_zero_point_));
     const __mmask64 columns = (p_.w == 64 ? ~0ull : (1ull << p_.w) - 1) << p_.pad_w;
-#pragma omp parallel for schedule(static) num_threads(threads_)
-    for (std::int64_t plane = 0; plane < planes; ++plane) {
-      const std::int64_t k = plane % p_.c;
+#pragma omp parallel num_threads(threads_)
+    for_thread_planes([&](std::int64_t plane, std::int64_t k) {
       const std::uint8_t* in = input + plane * p_.h * p_.w;
       // Padded row u of the plane: the zero point, the input row at pad_w (the address made as an
       // integer, as copy_padded_row's: no pointer may point before the input).
@@ -214,21 +219,28 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
       const float m = requantize_.multiplier[ks], o = requantize_.offset[ks];
       std::uint8_t* out = output + plane * oh_ * ow_;
       for (std::int64_t i = 0; i < vectors; ++i) {
-        const std::int64_t y0 = i * rows_per_vector;
+        const std::int64_t y0 = i * kRows;
         IVec acc = zero();
         for (std::int64_t t = 0; t < steps; ++t) {
           const std::int64_t u = y0 * p_.stride_h + step_rows_[static_cast<std::size_t>(t)];
           const __m512i index = _mm512_loadu_si512(step_index_[static_cast<std::size_t>(t)].data());
-          const __m512i quads = rows_per_vector == 2
-                                    ? _mm512_permutex2var_epi8(padded_row(u), index, padded_row(u + p_.stride_h))
-                                    : _mm512_permutexvar_epi8(index, padded_row(u));
-          acc = seven_bit ? dot4<true>(acc, quads, splat(w[t])) : dot4<false>(acc, quads, splat(w[t]));
+          const __m512i quads = kRows == 2 ? _mm512_permutex2var_epi8(padded_row(u), index, padded_row(u + p_.stride_h))
+                                           : _mm512_permutexvar_epi8(index, padded_row(u));
+          acc = dot4_add(acc, quads, splat(w[t]));
         }
         const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
-        const std::int64_t count = std::min(rows_per_vector, oh_ - y0) * ow_;
+        const std::int64_t count = std::min<std::int64_t>(kRows, oh_ - y0) * ow_;
         store_bytes(q, 0, static_cast<int>(count), out + y0 * ow_);
       }
-    }
+    });
+  }
+  // Inside a parallel region: each thread's contiguous run of the n x C planes, f(plane, channel)
+  // on each, the channel counted on (a division per plane cost as much as a small plane's work).
+  template <typename F>
+  void for_thread_planes(F f) const {
+    const std::int64_t planes = p_.n * p_.c, team = omp_get_num_threads(), me = omp_get_thread_num();
+    const std::int64_t begin = planes * me / team, end = planes * (me + 1) / team;
+    for (std::int64_t plane = begin, k = begin % p_.c; plane < end; ++plane, k = k + 1 == p_.c ? 0 : k + 1) f(plane, k);
   }
   // Input planes of at most 64 bytes (7 x 7, 8 x 8), each one masked load: per vector of outputs and
   // step, one vpermi2b picks its quads from the plane and a vector of zero points (index 64 on, for
@@ -238,33 +250,27 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   // VNNI (every VBMI CPU but Cannon Lake) one vpdpbusd: no seven-bit path, no scan of the input.
   template <int kSteps>
   void run_plane_in_register(const std::uint8_t* input, std::uint8_t* output) const {
-    const std::int64_t planes = p_.n * p_.c, steps = kSteps > 0 ? kSteps : static_cast<std::int64_t>(steps_.size());
+    const std::int64_t steps = kSteps > 0 ? kSteps : static_cast<std::int64_t>(steps_.size());
     const std::int64_t pixels = oh_ * ow_, vectors = ceil_div(pixels, kLanes), plane_bytes = p_.h * p_.w;
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
     const __m512i padding = _mm512_set1_epi8(static_cast<char>(input_zero_point_));
     const __mmask64 plane_mask = plane_bytes == 64 ? ~0ull : (1ull << plane_bytes) - 1;
     const auto* index = reinterpret_cast<const __m512i*>(plane_index_.data());
 #pragma omp parallel num_threads(threads_)
-    {
-      // A contiguous run of planes per thread, its channel counted on: no division per plane.
-      const std::int64_t team = omp_get_num_threads(), me = omp_get_thread_num();
-      const std::int64_t begin = planes * me / team, end = planes * (me + 1) / team;
-      std::int64_t k = begin % p_.c;
-      for (std::int64_t plane = begin; plane < end; ++plane, k = k + 1 == p_.c ? 0 : k + 1) {
-        const __m512i bytes = _mm512_maskz_loadu_epi8(plane_mask, input + plane * plane_bytes);
-        const std::int32_t* w = weights_.data() + k * steps;
-        const IVec comp = splat(compensation_[static_cast<std::size_t>(k)]);
-        const float m = requantize_.multiplier[static_cast<std::size_t>(k)], o = requantize_.offset[static_cast<std::size_t>(k)];
-        std::uint8_t* out = output + plane * pixels;
-        for (std::int64_t i = 0; i < vectors; ++i) {
-          IVec acc = zero();
-          for (std::int64_t t = 0; t < steps; ++t)
-            acc = dot4_add(acc, _mm512_permutex2var_epi8(bytes, _mm512_loadu_si512(index + i * steps + t), padding), splat(w[t]));
-          const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
-          store_bytes(q, 0, static_cast<int>(std::min<std::int64_t>(kLanes, pixels - i * kLanes)), out + i * kLanes);
-        }
+    for_thread_planes([&](std::int64_t plane, std::int64_t k) {
+      const __m512i bytes = _mm512_maskz_loadu_epi8(plane_mask, input + plane * plane_bytes);
+      const std::int32_t* w = weights_.data() + k * steps;
+      const IVec comp = splat(compensation_[static_cast<std::size_t>(k)]);
+      const float m = requantize_.multiplier[static_cast<std::size_t>(k)], o = requantize_.offset[static_cast<std::size_t>(k)];
+      std::uint8_t* out = output + plane * pixels;
+      for (std::int64_t i = 0; i < vectors; ++i) {
+        IVec acc = zero();
+        for (std::int64_t t = 0; t < steps; ++t)
+          acc = dot4_add(acc, _mm512_permutex2var_epi8(bytes, _mm512_loadu_si512(index + i * steps + t), padding), splat(w[t]));
+        const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
+        store_bytes(q, 0, static_cast<int>(std::min<std::int64_t>(kLanes, pixels - i * kLanes)), out + i * kLanes);
       }
-    }
+    });
   }
   bool plane_in_register_ = false;
   std::vector<std::array<std::uint8_t, 64>> plane_index_;  // per vector of outputs and step: vpermi2b's byte index
