@@ -12,9 +12,9 @@
 // one store into the NCHW plane.
 // Why faster: per vector of 16 outputs, 3 vpdpbusd, a fraction of a packing gather and one
 // requantisation, where cpu.22 did 6 vpmaddwd on a plane copied twice as int16 (no VNNI: int8_simd.hpp).
-// With AVX-512 VBMI, planes of at most 16 output columns skip the copy and the packing: vpermi2b
-// picks each vector's quads from two padded input rows in registers (run_in_registers), and an
-// input plane of at most 64 bytes is one register, its quads picked by table (run_plane_in_register).
+// With AVX-512 VBMI nothing is copied or packed for planes of at most 16 output columns (vpermi2b
+// picks quads from padded rows in registers: run_in_registers), input planes of at most 64 bytes
+// (one register, a table: run_plane_in_register) or wider strided ones (run_row_segments).
 // Measured: against onednn.conv_int8, interleaved, batch 32: Ice Lake VM (VNNI, packed) 1.3x on
 //   mobilenet-tiny's 32 x 32 maps, 0.45-1.05x on the small ones; Zen 3 VM (AVX2) 0.67-1.39x; Zen 5 VM
 //   (VBMI, 2026-12-05) the 16- and 8-column layers 0.60-1.67x packed -> 1.05-3.98x in registers;
@@ -115,6 +115,21 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         step_index_.push_back(index);
       }
     }
+    // Wider strided planes whose 16 outputs of a row read at most 64 bytes of an input row: see
+    // run_row_segments. At stride 1 the packed path's quads serve every kernel row, and it was faster.
+    if (!in_registers_ && whole_window_ && (kLanes - 1) * p.stride_w + (p.s - 1) * p.dilation_w < 64) {
+      row_segments_ = true;
+      for (std::int64_t t = 0; t < steps; ++t) {
+        const auto [r, q] = step_row_and_quad(t);
+        step_rows_.push_back(r * p.dilation_h);
+        std::array<std::uint8_t, 64> index{};
+        for (int l = 0; l < kLanes; ++l)
+          for (int j = 0; j < 4; ++j)  // slots past S read any byte: their weight is 0
+            index[static_cast<std::size_t>(4 * l + j)] =
+                static_cast<std::uint8_t>(l * p.stride_w + std::min<std::int64_t>(4 * q + j, p.s - 1) * p.dilation_w);
+        step_index_.push_back(index);
+      }
+    }
 #endif
     const std::int64_t columns = ceil_div(ow_, kLanes) * kLanes;
     source_row_ = ceil_div(std::max(columns * p.stride_w + (4 * row_quads_ - 1) * p.dilation_w, p.pad_w + p.w), 16) * 16;
@@ -148,6 +163,7 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
       if (rows_per_vector_ == 2) return run_in_registers<0, 2>(input, output);
       return run_in_registers<0, 1>(input, output);
     }
+    if (row_segments_) return steps_.size() == 3 ? run_row_segments<3>(input, output) : run_row_segments<0>(input, output);
 #endif
     const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
 #pragma omp parallel num_threads(threads_)
@@ -234,6 +250,48 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
       }
     });
   }
+  // Strided planes wider than 16 output columns, nothing copied or packed: a vector is 16 columns
+  // of an output row, and for each step one vpermb picks their quads from the 64 bytes of the input
+  // row they read (a masked load into a vector of zero points). The packed path writes and reads
+  // back a whole window's quads per output, a word per step.
+  template <int kSteps>
+  void run_row_segments(const std::uint8_t* input, std::uint8_t* output) const {
+    // Locals, not members, in the loops: every byte store may alias a member, which GCC then reloads.
+    const std::int64_t steps = kSteps > 0 ? kSteps : static_cast<std::int64_t>(steps_.size());
+    const std::int64_t h = p_.h, w = p_.w, oh = oh_, ow = ow_, stride_h = p_.stride_h, stride_w = p_.stride_w;
+    const std::int64_t pad_h = p_.pad_h, pad_w = p_.pad_w;
+    const std::int64_t* step_rows = step_rows_.data();
+    const auto* step_index = reinterpret_cast<const __m512i*>(step_index_.data());
+    const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
+    const __m512i padding = _mm512_set1_epi8(static_cast<char>(input_zero_point_));
+    const auto below = [](std::int64_t n) { return n >= 64 ? ~0ull : n <= 0 ? 0ull : (1ull << n) - 1; };
+#pragma omp parallel num_threads(threads_)
+    for_thread_planes([=, this](std::int64_t plane, std::int64_t k) {
+      const std::uint8_t* in = input + plane * h * w;
+      const std::int32_t* wk = weights_.data() + k * steps;
+      const IVec comp = splat(compensation_[static_cast<std::size_t>(k)]);
+      const float m = requantize_.multiplier[static_cast<std::size_t>(k)], o = requantize_.offset[static_cast<std::size_t>(k)];
+      std::uint8_t* out = output + plane * oh * ow;
+      for (std::int64_t oy = 0; oy < oh; ++oy)
+        for (std::int64_t x0 = 0; x0 < ow; x0 += kLanes) {
+          // Bytes [base, base + 64) of each input row read; bit j of mask: column base + j in [0, W).
+          const std::int64_t base = x0 * stride_w - pad_w;
+          const __mmask64 mask = below(w - base) & ~below(-base);
+          IVec acc = zero();
+          for (std::int64_t t = 0; t < steps; ++t) {
+            const std::int64_t y = oy * stride_h - pad_h + step_rows[t];
+            __m512i row = padding;
+            if (y >= 0 && y < h) {  // the address made as an integer: no pointer before the input
+              const auto from = reinterpret_cast<std::uintptr_t>(in + y * w) + static_cast<std::uintptr_t>(base);
+              row = _mm512_mask_loadu_epi8(padding, mask, reinterpret_cast<const void*>(from));
+            }
+            acc = dot4_add(acc, _mm512_permutexvar_epi8(_mm512_loadu_si512(step_index + t), row), splat(wk[t]));
+          }
+          const IVec q = requantize_channel(sub(acc, comp), m, o, zp, lo, hi);
+          store_bytes(q, 0, static_cast<int>(std::min<std::int64_t>(kLanes, ow - x0)), out + oy * ow + x0);
+        }
+    });
+  }
   // Inside a parallel region: each thread's contiguous run of the n x C planes, f(plane, channel)
   // on each, the channel counted on (a division per plane cost as much as a small plane's work).
   template <typename F>
@@ -274,9 +332,9 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   }
   bool plane_in_register_ = false;
   std::vector<std::array<std::uint8_t, 64>> plane_index_;  // per vector of outputs and step: vpermi2b's byte index
-  bool in_registers_ = false;
+  bool in_registers_ = false, row_segments_ = false;
   std::int64_t rows_per_vector_ = 1;  // in registers: output rows per vector
-  std::vector<std::int64_t> step_rows_;                  // per step: its kernel row's offset in padded rows
+  std::vector<std::int64_t> step_rows_;                  // per step: its kernel row x the dilation (rows)
   std::vector<std::array<std::uint8_t, 64>> step_index_;  // per step: vpermi2b's byte index
 #endif
   std::int64_t source_bytes() const { return ceil_div(used_rows_ * source_row_ + kPaddedRowSlack, 64) * 64; }
