@@ -74,11 +74,11 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
         }
     requantize_ = make_requantization(w, p.k, e.activation);
 #if defined(__AVX512VBMI__)
-    // Input planes of at most 64 bytes: see run_plane_in_register. Step t's kernel row and quad as
-    // the weights are packed above.
+    // Step t's kernel row and quad, as the weights are packed above.
     const auto step_row_and_quad = [&](std::int64_t t) {
       return whole_window_ ? std::pair{t / row_quads_, t % row_quads_} : std::pair{t % p.r, t / p.r};
     };
+    // Input planes of at most 64 bytes: see run_plane_in_register.
     const std::int64_t out_vectors = ceil_div(oh_ * ow_, kLanes);
     if (p.h * p.w <= 64 && out_vectors * steps <= 64) {
       plane_in_register_ = true;
@@ -96,11 +96,16 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
           plane_index_.push_back(index);
         }
     }
-    // Planes of at most 16 output columns whose padded input rows fit one vector: see run_in_registers.
+    // Vectors whose quads come from input rows in registers: planes of at most 16 output columns
+    // whose padded rows fit one vector, two output rows a vector where two fit (run_in_registers);
+    // wider strided planes whose 16 outputs of a row read at most 64 bytes of an input row, 16
+    // columns of one row (run_row_segments; at stride 1 the packed path's quads serve every kernel
+    // row, and it was faster).
     const std::int64_t last_column = (ow_ - 1) * p.stride_w + (p.s - 1) * p.dilation_w;
-    if (ow_ <= kLanes && p.pad_w + p.w <= 64 && last_column < 64) {
-      in_registers_ = true;
-      rows_per_vector_ = std::min<std::int64_t>(2, kLanes / ow_);
+    in_registers_ = ow_ <= kLanes && p.pad_w + p.w <= 64 && last_column < 64;
+    row_segments_ = !in_registers_ && whole_window_ && (kLanes - 1) * p.stride_w + (p.s - 1) * p.dilation_w < 64;
+    if (in_registers_) rows_per_vector_ = std::min<std::int64_t>(2, kLanes / ow_);
+    if (in_registers_ || row_segments_) {
       for (std::int64_t t = 0; t < steps; ++t) {
         const auto [r, q] = step_row_and_quad(t);
         step_rows_.push_back(r * p.dilation_h);
@@ -112,21 +117,6 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
             const std::int64_t column = (lane % ow_) * p.stride_w + tap * p.dilation_w;
             index[static_cast<std::size_t>(4 * l + j)] = static_cast<std::uint8_t>(lane / ow_ * 64 + column);
           }
-        step_index_.push_back(index);
-      }
-    }
-    // Wider strided planes whose 16 outputs of a row read at most 64 bytes of an input row: see
-    // run_row_segments. At stride 1 the packed path's quads serve every kernel row, and it was faster.
-    if (!in_registers_ && whole_window_ && (kLanes - 1) * p.stride_w + (p.s - 1) * p.dilation_w < 64) {
-      row_segments_ = true;
-      for (std::int64_t t = 0; t < steps; ++t) {
-        const auto [r, q] = step_row_and_quad(t);
-        step_rows_.push_back(r * p.dilation_h);
-        std::array<std::uint8_t, 64> index{};
-        for (int l = 0; l < kLanes; ++l)
-          for (int j = 0; j < 4; ++j)  // slots past S read any byte: their weight is 0
-            index[static_cast<std::size_t>(4 * l + j)] =
-                static_cast<std::uint8_t>(l * p.stride_w + std::min<std::int64_t>(4 * q + j, p.s - 1) * p.dilation_w);
         step_index_.push_back(index);
       }
     }
@@ -146,25 +136,17 @@ class Int8DepthwiseRowsConv final : public PlannedInt8Conv {
   std::size_t workspace_bytes() const override { return static_cast<std::size_t>(threads_ * thread_bytes()) + 64; }
 
   void run(const std::uint8_t* input, std::uint8_t* output, void* workspace) const override {
+#if defined(__AVX512VBMI__)
+    const bool three_steps = steps_.size() == 3;  // 3 x 3: the step loops unrolled
+    if (plane_in_register_) return three_steps ? run_plane_in_register<3>(input, output) : run_plane_in_register<0>(input, output);
+    if (in_registers_ && rows_per_vector_ == 2) return three_steps ? run_in_registers<3, 2>(input, output) : run_in_registers<0, 2>(input, output);
+    if (in_registers_) return three_steps ? run_in_registers<3, 1>(input, output) : run_in_registers<0, 1>(input, output);
+    if (row_segments_) return three_steps ? run_row_segments<3>(input, output) : run_row_segments<0>(input, output);
+#endif
     auto* base = reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(workspace) + 63) / 64 * 64);
     const std::int64_t planes = p_.n * p_.c, steps = static_cast<std::int64_t>(steps_.size());
     const std::int64_t vectors = ceil_div(oh_ * ow_, kLanes), tail = oh_ * ow_ - (vectors - 1) * kLanes;
     const IVec zp = splat(requantize_.zero_point), lo = splat(requantize_.lo), hi = splat(requantize_.hi);
-#if defined(__AVX512VBMI__)
-    if (plane_in_register_) {
-      if (steps_.size() == 3) return run_plane_in_register<3>(input, output);
-      return run_plane_in_register<0>(input, output);
-    }
-    if (in_registers_ && steps_.size() == 3) {
-      if (rows_per_vector_ == 2) return run_in_registers<3, 2>(input, output);
-      return run_in_registers<3, 1>(input, output);
-    }
-    if (in_registers_) {
-      if (rows_per_vector_ == 2) return run_in_registers<0, 2>(input, output);
-      return run_in_registers<0, 1>(input, output);
-    }
-    if (row_segments_) return steps_.size() == 3 ? run_row_segments<3>(input, output) : run_row_segments<0>(input, output);
-#endif
     const bool seven_bit = seven_bit_input(input, p_.input_elems(), input_zero_point_);
 #pragma omp parallel num_threads(threads_)
     {
